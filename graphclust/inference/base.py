@@ -1,0 +1,68 @@
+"""What every inference engine returns, and how engines are registered."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["InferenceResult", "register_engine", "ENGINES"]
+
+
+@dataclass
+class InferenceResult:
+    """The answer of an inference engine on an :class:`~graphclust.energy.Energy`.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_nodes,), dtype int64
+        The labelling returned (for anytime engines, the best one seen).
+    energy : float
+        ``energy.evaluate(labels)`` — always computed by the shared evaluator.
+    lower_bound : float or None
+        A proven lower bound on the minimum energy, when the engine has one (LP value,
+        exact optimum).
+    iterations : int
+        Sweeps / message-passing iterations / solver calls performed.
+    converged : bool
+        Whether the engine's own stopping rule was met (not a cap on iterations).
+    seconds : float
+        Wall-clock time of the call.
+    history : list of float
+        Energy after each iteration where it is cheap to record.
+    marginals : ndarray of shape (n_nodes, n_labels) or None
+        Min-marginals (BP) or fractional marginals (LP) when available.
+    info : dict
+        Engine-specific extras (e.g. ``gap``, ``n_roundings``, ``solver_seconds``).
+    """
+
+    labels: np.ndarray
+    energy: float
+    lower_bound: float | None = None
+    iterations: int = 0
+    converged: bool = True
+    seconds: float = 0.0
+    history: list = field(default_factory=list)
+    marginals: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def gap(self):
+        """``energy - lower_bound`` (``None`` without a bound)."""
+        return None if self.lower_bound is None else self.energy - self.lower_bound
+
+
+#: name -> (callable(energy, **options) -> InferenceResult, capabilities dict)
+ENGINES = {}
+
+
+def register_engine(name, *, exact=False, binary_only=False, attractive_only=False, max_nodes=None):
+    """Class/function decorator registering an engine under ``name`` with the facts a
+    caller needs to refuse a bad pairing before any work is done."""
+
+    def decorate(func):
+        ENGINES[name] = (
+            func,
+            {"exact": exact, "binary_only": binary_only, "attractive_only": attractive_only, "max_nodes": max_nodes},
+        )
+        return func
+
+    return decorate

@@ -1,0 +1,532 @@
+"""One conversion from networkx graphs or arrays into the arrays every algorithm uses.
+
+networkx is the boundary of graphclust, never its inner loop: a graph is turned once
+into a :class:`Problem` (node list, CSR similarity matrix, feature matrix, constraint
+arrays), every algorithm works on those arrays, and the answer is mapped back to node
+keys at the end with :meth:`Problem.partition` or :meth:`Problem.to_networkx`.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+import numbers
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import (
+    InvalidConstraintError,
+    InvalidFeaturesError,
+    InvalidGraphError,
+    InvalidParameterError,
+    UnknownNodeError,
+)
+
+__all__ = ["Problem", "as_problem"]
+
+
+@dataclass(eq=False)
+class Problem:
+    """A clustering problem as arrays: similarity graph, features and constraints.
+
+    Build one with :meth:`from_graph` (a networkx graph), :meth:`from_array` (a feature
+    matrix, optionally with a data graph) or :meth:`from_arrays` (a sparse matrix).
+    Node ``i`` of every array is ``nodes[i]``.
+
+    Parameters
+    ----------
+    nodes : sequence of hashable, length n_nodes
+        Node keys in array order.
+    W : scipy.sparse.csr_array of shape (n_nodes, n_nodes)
+        Symmetric non-negative float64 similarities, no diagonal, no explicit zeros.
+    X : ndarray of shape (n_nodes, n_features) or None
+        Node features. After :func:`graphclust.merge.contract` a merged node holds the
+        *sum* of its members' features; divide by ``counts`` (see
+        :attr:`feature_means`) for their mean.
+    counts : ndarray of shape (n_nodes,), dtype int64
+        Number of original nodes each node stands for (all ones before merging).
+    vertex_weights : ndarray of shape (n_nodes,)
+        Non-negative vertex weights (summed by merging).
+    constraints : ndarray of shape (n_constraints, 2), dtype int64
+        Constrained node pairs ``(i, j)`` with ``i < j``.
+    constraint_weights : ndarray of shape (n_constraints,)
+        Signed strengths: ``> 0`` must-link, ``< 0`` cannot-link, ``±inf`` hard.
+    graph : networkx.Graph or None
+        The graph the problem came from (never modified; see :meth:`to_networkx`).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> import graphclust as gc
+    >>> G = nx.path_graph(["a", "b", "c", "d"])
+    >>> S = gc.SideInfo.from_pairs(must=[("a", "b")], cannot=[("a", "d")])
+    >>> P = gc.Problem.from_graph(G, S)
+    >>> P.n_nodes, P.n_edges, P.constraints.tolist(), P.constraint_weights.tolist()
+    (4, 3, [[0, 1], [0, 3]], [1.0, -1.0])
+    >>> P.partition([0, 0, 1, 1])
+    {'a': 0, 'b': 0, 'c': 1, 'd': 1}
+    """
+
+    nodes: Sequence
+    W: sp.csr_array
+    X: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    vertex_weights: np.ndarray | None = None
+    constraints: np.ndarray | None = None
+    constraint_weights: np.ndarray | None = None
+    graph: object = field(default=None, repr=False)
+
+    def __post_init__(self):
+        n = len(self.nodes)
+        if self.counts is None:
+            self.counts = np.ones(n, dtype=np.int64)
+        if self.vertex_weights is None:
+            self.vertex_weights = np.ones(n)
+        if self.constraints is None:
+            self.constraints = np.empty((0, 2), dtype=np.int64)
+            self.constraint_weights = np.empty(0)
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_graph(cls, G, S=None, *, weight="weight", features="features", vertex_weight=None):
+        """Convert a networkx graph (and optional side information) into a Problem.
+
+        Parameters
+        ----------
+        G : networkx.Graph or networkx.MultiGraph
+            Undirected data graph. Edge attribute ``weight`` is a similarity (missing
+            means 1); parallel edges of a multigraph are summed; self loops are ignored.
+        S : SideInfo, networkx.Graph or None, default=None
+            Side information; a graph is read as signed weights (see
+            :meth:`graphclust.SideInfo.from_graph`).
+        weight : str or None, default="weight"
+            Edge attribute holding the similarity; ``None`` gives every edge weight 1.
+        features : str or None, default="features"
+            Node attribute holding a numeric feature vector. If no node has it the
+            problem has no features; if some nodes have it, all must.
+        vertex_weight : str or None, default=None
+            Node attribute holding a vertex weight (missing means 1).
+
+        Returns
+        -------
+        Problem
+
+        Raises
+        ------
+        InvalidGraphError
+            Empty or directed graph; an edge weight that is NaN, infinite, negative or
+            not a number (the message names the edge).
+        InvalidFeaturesError
+            Features missing on some nodes, ragged, non-numeric or not finite.
+        UnknownNodeError, InvalidConstraintError
+            Side information that refers to an unknown node or is malformed.
+        """
+        if not isinstance(G, nx.Graph):
+            raise InvalidGraphError(f"expected a networkx graph, got {type(G).__name__}")
+        if G.is_directed():
+            raise InvalidGraphError(
+                "the data graph is directed; similarities are symmetric, pass G.to_undirected()"
+            )
+        nodes = list(G.nodes)
+        n = len(nodes)
+        if n == 0:
+            raise InvalidGraphError("the data graph is empty: it has no nodes")
+        index = {u: i for i, u in enumerate(nodes)}
+        m = G.number_of_edges()
+        if m:
+            us, vs, ws = zip(*G.edges(data=weight, default=1.0)) if weight else (*zip(*G.edges()), None)
+            rows = np.fromiter(map(index.__getitem__, us), np.int64, m)
+            cols = np.fromiter(map(index.__getitem__, vs), np.int64, m)
+            vals = np.ones(m) if ws is None else _edge_weights(ws, us, vs)
+        else:
+            rows = cols = np.empty(0, np.int64)
+            vals = np.empty(0)
+        W = _symmetric_csr(rows, cols, vals, n)
+        X = _node_features(G, nodes, features) if features else None
+        vw = None
+        if vertex_weight is not None:
+            vw = _node_scalars(G, nodes, vertex_weight)
+        problem = cls(nodes=nodes, W=W, X=X, vertex_weights=vw, graph=G)
+        problem.__dict__["index"] = index  # already built; seed the cached property
+        return problem.with_side_info(S) if S is not None else problem
+
+    @classmethod
+    def from_array(cls, X, S=None, *, graph=None, nodes=None):
+        """Build a Problem from a feature matrix, with nodes ``0..n-1`` by default.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite numeric features.
+        S : SideInfo, networkx.Graph or None, default=None
+            Side information over the node keys.
+        graph : networkx.Graph, scipy.sparse matrix or None, default=None
+            Optional data graph over the same nodes (for example from
+            :func:`graphclust.knn_graph`); without it the problem has no edges.
+        nodes : sequence of hashable or None, default=None
+            Node keys; ``range(n_samples)`` when omitted.
+
+        Returns
+        -------
+        Problem
+        """
+        X = _feature_matrix(X)
+        n = X.shape[0]
+        nodes = list(range(n)) if nodes is None else list(nodes)
+        if len(nodes) != n:
+            raise InvalidFeaturesError(f"{len(nodes)} node keys given for {n} rows of X")
+        if graph is None:
+            W = sp.csr_array((n, n))
+        elif isinstance(graph, nx.Graph):
+            gp = cls.from_graph(graph, features=None)
+            if gp.n_nodes != n:
+                raise InvalidGraphError(f"the data graph has {gp.n_nodes} nodes but X has {n} rows")
+            try:
+                perm = np.fromiter((gp.index[u] for u in nodes), np.int64, n)
+            except KeyError as exc:
+                raise UnknownNodeError(
+                    f"node {exc.args[0]!r} of X is not in the data graph", node=exc.args[0]
+                ) from None
+            W = gp.W[perm][:, perm].tocsr()
+        else:
+            W = _check_sparse_similarity(graph, n)
+        problem = cls(nodes=nodes, W=W, X=X)
+        return problem.with_side_info(S) if S is not None else problem
+
+    @classmethod
+    def from_arrays(cls, W, X=None, S=None, *, nodes=None, vertex_weights=None):
+        """Build a Problem from a sparse (or dense) similarity matrix.
+
+        This is the path that skips networkx, for large grids and k-NN graphs. ``W`` is
+        symmetrised as ``max(W, W.T)`` only if it is not symmetric already; its
+        diagonal is dropped.
+
+        Parameters
+        ----------
+        W : scipy.sparse matrix or ndarray of shape (n_nodes, n_nodes)
+            Non-negative finite similarities.
+        X : array-like of shape (n_nodes, n_features) or None, default=None
+        S : SideInfo, networkx.Graph or None, default=None
+        nodes : sequence of hashable or None, default=None
+            Node keys; ``range(n_nodes)`` when omitted.
+        vertex_weights : array-like of shape (n_nodes,) or None, default=None
+        """
+        n = W.shape[0]
+        W = _check_sparse_similarity(W, n)
+        nodes = range(n) if nodes is None else nodes
+        if len(nodes) != n:
+            raise InvalidGraphError(f"{len(nodes)} node keys given for a {n}x{n} matrix")
+        if X is not None:
+            X = _feature_matrix(X)
+            if X.shape[0] != n:
+                raise InvalidFeaturesError(f"X has {X.shape[0]} rows but W has {n} nodes")
+        if vertex_weights is not None:
+            vertex_weights = np.asarray(vertex_weights, dtype=float).reshape(-1)
+            if vertex_weights.shape != (n,) or not np.all(np.isfinite(vertex_weights) & (vertex_weights >= 0)):
+                raise InvalidGraphError("vertex_weights must be n_nodes finite non-negative numbers")
+        problem = cls(nodes=nodes, W=W, X=X, vertex_weights=vertex_weights)
+        return problem.with_side_info(S) if S is not None else problem
+
+    def with_side_info(self, S):
+        """Return a copy of this problem whose constraints come from ``S``.
+
+        Arrays other than the constraints are shared, not copied.
+        """
+        from .sideinfo import SideInfo
+
+        if S is None:
+            pairs, weights = np.empty((0, 2), np.int64), np.empty(0)
+        else:
+            S = S if isinstance(S, SideInfo) else SideInfo.from_graph(S)
+            pairs, weights = S.to_arrays(self.index)
+        clone = Problem(
+            nodes=self.nodes, W=self.W, X=self.X, counts=self.counts,
+            vertex_weights=self.vertex_weights, constraints=pairs,
+            constraint_weights=weights, graph=self.graph,
+        )
+        if "index" in self.__dict__:
+            clone.__dict__["index"] = self.__dict__["index"]
+        return clone
+
+    # ------------------------------------------------------------------ views
+    @cached_property
+    def index(self):
+        """dict: node key -> position in every array."""
+        return {u: i for i, u in enumerate(self.nodes)}
+
+    @property
+    def n_nodes(self):
+        return len(self.nodes)
+
+    @property
+    def n_edges(self):
+        """Number of undirected edges with non-zero similarity."""
+        return self.W.nnz // 2
+
+    @property
+    def n_constraints(self):
+        return len(self.constraint_weights)
+
+    @property
+    def n_features(self):
+        return 0 if self.X is None else self.X.shape[1]
+
+    @property
+    def must_mask(self):
+        """Boolean mask of the must-link rows of :attr:`constraints`."""
+        return self.constraint_weights > 0
+
+    @property
+    def cannot_mask(self):
+        """Boolean mask of the cannot-link rows of :attr:`constraints`."""
+        return self.constraint_weights < 0
+
+    @property
+    def feature_means(self):
+        """Features divided by :attr:`counts`: the mean of the original nodes each
+        (possibly merged) node stands for."""
+        if self.X is None:
+            return None
+        return self.X / self.counts[:, None]
+
+    def degrees(self):
+        """Weighted degree of every node, shape (n_nodes,)."""
+        return np.asarray(self.W.sum(axis=1)).reshape(-1)
+
+    # ------------------------------------------------------------------ way back
+    def _check_labels(self, labels):
+        labels = np.asarray(labels)
+        if labels.shape != (self.n_nodes,):
+            raise InvalidParameterError(
+                f"expected {self.n_nodes} labels (one per node), got shape {labels.shape}"
+            )
+        return labels
+
+    def partition(self, labels):
+        """Map labels in node order to a dict ``node -> cluster``.
+
+        Parameters
+        ----------
+        labels : array-like of shape (n_nodes,)
+        """
+        labels = self._check_labels(labels)
+        return dict(zip(self.nodes, labels.tolist()))
+
+    def to_networkx(self, labels=None, *, name="cluster"):
+        """Return a copy of the data graph with ``labels`` as node attribute ``name``.
+
+        The source graph is copied, never modified. A problem built from arrays gives a
+        new graph with edge attribute ``weight`` (and ``features`` if any).
+        """
+        if self.graph is not None and isinstance(self.graph, nx.Graph):
+            G = self.graph.copy()
+        else:
+            G = nx.Graph()
+            G.add_nodes_from(self.nodes)
+            if self.X is not None:
+                nx.set_node_attributes(G, dict(zip(self.nodes, self.X.tolist())), "features")
+            coo = sp.triu(self.W, k=1).tocoo()
+            nodes = self.nodes
+            G.add_weighted_edges_from(
+                (nodes[i], nodes[j], w) for i, j, w in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist())
+            )
+        if labels is not None:
+            labels = self._check_labels(labels)
+            nx.set_node_attributes(G, dict(zip(self.nodes, labels.tolist())), name)
+        return G
+
+    def __repr__(self):
+        return (
+            f"Problem(n_nodes={self.n_nodes}, n_edges={self.n_edges}, n_features={self.n_features}, "
+            f"n_must={int(self.must_mask.sum())}, n_cannot={int(self.cannot_mask.sum())})"
+        )
+
+
+def as_problem(data, S=None, **kwargs):
+    """Return a :class:`Problem` for a networkx graph, a feature array or a Problem.
+
+    This is what every estimator's ``fit(data, S)`` calls first.
+    """
+    if isinstance(data, Problem):
+        return data.with_side_info(S) if S is not None else data
+    if isinstance(data, nx.Graph):
+        return Problem.from_graph(data, S, **kwargs)
+    if sp.issparse(data):
+        return Problem.from_arrays(data, S=S, **kwargs)
+    return Problem.from_array(data, S, **kwargs)
+
+
+# ---------------------------------------------------------------------- helpers
+def _edge_weights(ws, us, vs):
+    """Convert edge weights to float64 and name the first bad edge if any."""
+    try:
+        vals = np.fromiter(ws, np.float64, len(ws))
+    except (TypeError, ValueError):
+        for u, v, w in zip(us, vs, ws):
+            try:
+                float(w)
+            except (TypeError, ValueError):
+                raise InvalidGraphError(
+                    f"edge {(u, v)!r} has weight {w!r}; similarities must be numbers", edge=(u, v)
+                ) from None
+        raise  # pragma: no cover - fromiter failed for a reason float() accepts
+    bad = ~(np.isfinite(vals) & (vals >= 0))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InvalidGraphError(
+            f"edge {(us[k], vs[k])!r} has weight {vals[k]}; similarities must be finite and >= 0",
+            edge=(us[k], vs[k]),
+        )
+    return vals
+
+
+def _symmetric_csr(rows, cols, vals, n):
+    """Symmetric CSR from one triangle-or-both list of entries; diagonal dropped,
+    duplicates summed, explicit zeros removed."""
+    keep = rows != cols
+    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    W = sp.coo_array(
+        (np.concatenate([vals, vals]), (np.concatenate([rows, cols]), np.concatenate([cols, rows]))),
+        shape=(n, n),
+    ).tocsr()
+    W.sum_duplicates()
+    W.eliminate_zeros()
+    return W
+
+
+def _check_sparse_similarity(W, n):
+    if W.ndim != 2 or W.shape != (n, n):
+        raise InvalidGraphError(f"the similarity matrix must be square, got shape {W.shape}")
+    if n == 0:
+        raise InvalidGraphError("the data graph is empty: it has no nodes")
+    W = sp.csr_array(W, dtype=np.float64) if sp.issparse(W) else sp.csr_array(np.asarray(W, dtype=np.float64))
+    bad = ~(np.isfinite(W.data) & (W.data >= 0))
+    if bad.any():
+        coo = W.tocoo()
+        k = int(np.flatnonzero(~(np.isfinite(coo.data) & (coo.data >= 0)))[0])
+        i, j = int(coo.row[k]), int(coo.col[k])
+        raise InvalidGraphError(
+            f"edge {(i, j)!r} has weight {coo.data[k]}; similarities must be finite and >= 0", edge=(i, j)
+        )
+    W = W.copy()
+    W.setdiag(0)
+    W.eliminate_zeros()
+    if (W != W.T).nnz:
+        W = W.maximum(W.T).tocsr()
+    W.sort_indices()
+    return W
+
+
+def _feature_matrix(X):
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidFeaturesError(f"X must be a numeric 2-D array: {exc}") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise InvalidFeaturesError(f"X must be 2-D (n_samples, n_features), got {X.ndim}-D")
+    if X.shape[0] == 0:
+        raise InvalidGraphError("X has no rows: the problem is empty")
+    if not np.isfinite(X).all():
+        r, c = np.argwhere(~np.isfinite(X))[0]
+        raise InvalidFeaturesError(f"X[{r}, {c}] is {X[r, c]}; features must be finite", node=int(r))
+    return X
+
+
+def _node_features(G, nodes, attr):
+    data = G.nodes
+    values = [data[u].get(attr) for u in nodes]
+    missing = [u for u, v in zip(nodes, values) if v is None]
+    if len(missing) == len(nodes):
+        return None
+    if missing:
+        raise InvalidFeaturesError(
+            f"node {missing[0]!r} has no {attr!r} attribute, but other nodes do "
+            f"({len(missing)} of {len(nodes)} nodes lack it)",
+            node=missing[0],
+        )
+    try:
+        X = np.asarray(values, dtype=np.float64)
+        ok = X.ndim in (1, 2)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        _raise_feature_culprit(nodes, values, attr)
+    if X.ndim == 1:
+        X = X[:, None]
+    if not np.isfinite(X).all():
+        r = int(np.argwhere(~np.isfinite(X))[0][0])
+        raise InvalidFeaturesError(
+            f"node {nodes[r]!r} has non-finite features {values[r]!r}", node=nodes[r]
+        )
+    return X
+
+
+def _raise_feature_culprit(nodes, values, attr):
+    """Find the first node whose features are non-numeric or of another length."""
+    length = None
+    for u, v in zip(nodes, values):
+        if isinstance(v, (str, bytes)):
+            raise InvalidFeaturesError(
+                f"node {u!r} has {attr}={v!r}, a string; expected a numeric sequence", node=u
+            )
+        vec = np.atleast_1d(np.asarray(v, dtype=object))
+        if vec.ndim != 1:
+            raise InvalidFeaturesError(f"node {u!r} has {attr} of shape {vec.shape}; expected a flat vector", node=u)
+        for x in vec:
+            if isinstance(x, bool) or not isinstance(x, numbers.Real):
+                raise InvalidFeaturesError(
+                    f"node {u!r} has a non-numeric entry {x!r} in {attr}", node=u
+                )
+        if length is None:
+            length = len(vec)
+        elif len(vec) != length:
+            raise InvalidFeaturesError(
+                f"node {u!r} has {len(vec)} features but earlier nodes have {length} (ragged {attr!r})",
+                node=u,
+            )
+    raise InvalidFeaturesError(f"node attribute {attr!r} could not be read as a numeric matrix")
+
+
+def _node_scalars(G, nodes, attr):
+    out = np.empty(len(nodes))
+    for k, u in enumerate(nodes):
+        v = G.nodes[u].get(attr, 1.0)
+        try:
+            out[k] = float(v)
+        except (TypeError, ValueError):
+            raise InvalidGraphError(f"node {u!r} has {attr}={v!r}; expected a number") from None
+        if not (np.isfinite(out[k]) and out[k] >= 0):
+            raise InvalidGraphError(f"node {u!r} has {attr}={v!r}; expected a finite number >= 0")
+    return out
+
+
+def constraint_arrays(pairs_by_key, index):
+    """Map ``(u, v, w)`` triples of node keys to index arrays, naming unknown nodes.
+
+    Returns ``(pairs, weights)`` with ``pairs[:, 0] < pairs[:, 1]``.
+    """
+    m = len(pairs_by_key)
+    if m == 0:
+        return np.empty((0, 2), np.int64), np.empty(0)
+    us, vs, ws = zip(*pairs_by_key)
+    get = index.get
+    a = np.fromiter((get(u, -1) for u in us), np.int64, m)
+    b = np.fromiter((get(v, -1) for v in vs), np.int64, m)
+    bad = (a < 0) | (b < 0)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        u, v = us[k], vs[k]
+        node = u if a[k] < 0 else v
+        kind = "must-link" if ws[k] > 0 else "cannot-link"
+        raise UnknownNodeError(
+            f"{kind} {(u, v)!r} refers to node {node!r}, which is not in the data graph",
+            node=node, constraint=(u, v),
+        )
+    if (a == b).any():  # only reachable when two keys map to one index
+        k = int(np.flatnonzero(a == b)[0])
+        raise InvalidConstraintError(f"constraint {(us[k], vs[k])!r} joins a node to itself", constraint=(us[k], vs[k]))
+    pairs = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1)
+    return pairs, np.asarray(ws, dtype=np.float64)

@@ -1,0 +1,96 @@
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import graphclust as gc
+from graphclust.errors import InfeasibleConstraintsError
+
+
+def cut_value(W, labels):
+    W = W.tocoo()
+    return W.data[labels[W.row] != labels[W.col]].sum() / 2
+
+
+def test_contract_small_example():
+    G = nx.Graph()
+    G.add_weighted_edges_from([(0, 1, 1.0), (1, 2, 2.0), (2, 3, 3.0), (0, 3, 4.0)])
+    nx.set_node_attributes(G, {i: [float(i)] for i in range(4)}, "features")
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], weight=np.inf) | gc.SideInfo.from_pairs(
+        cannot=[(1, 2), (0, 2)], must=[(2, 3)]
+    )
+    P = gc.Problem.from_graph(G, S)
+    R, lift = gc.contract(P)
+    assert R.nodes == [0, 2, 3] and R.counts.tolist() == [2, 1, 1]
+    np.testing.assert_array_equal(R.X.ravel(), [1.0, 2.0, 3.0])  # sums
+    np.testing.assert_array_equal(R.feature_means.ravel(), [0.5, 2.0, 3.0])
+    # edges 1-2 (2) and 0-3 (4) now leave super-node 0
+    np.testing.assert_array_equal(R.W.toarray(), [[0, 2, 4], [2, 0, 3], [4, 3, 0]])
+    assert lift.internal_weight.tolist() == [1.0, 0.0, 0.0]
+    # the two cannot-links 1-2 and 0-2 are parallel after merging: summed
+    cons = dict(zip(map(tuple, R.constraints.tolist()), R.constraint_weights.tolist()))
+    assert cons == {(0, 1): -2.0, (1, 2): 1.0}
+    assert lift([5, 6, 7]).tolist() == [5, 5, 6, 7]
+
+
+def test_hard_cannot_inside_component_raises_with_path():
+    S = gc.SideInfo.from_pairs(must=[("a", "b"), ("b", "c")], cannot=[("a", "c")], weight=np.inf)
+    P = gc.Problem.from_graph(nx.path_graph(["a", "b", "c"]), S)
+    with pytest.raises(InfeasibleConstraintsError, match="a' - 'b' - 'c'") as err:
+        gc.contract(P)
+    assert err.value.path == ["a", "b", "c"]
+
+
+def test_soft_cannot_inside_component_warns_and_is_counted():
+    S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2)], weight=np.inf) | gc.SideInfo.from_pairs(cannot=[(0, 2, 2.5)])
+    P = gc.Problem.from_graph(nx.path_graph(3), S)
+    with pytest.warns(UserWarning, match="always be violated"):
+        R, lift = gc.contract(P)
+    assert R.n_nodes == 1 and lift.constant == 2.5 and R.n_constraints == 0
+
+
+def test_threshold_merges_strong_soft_links():
+    S = gc.SideInfo.from_pairs(must=[(0, 1, 5.0), (2, 3, 0.5)])
+    P = gc.Problem.from_graph(nx.path_graph(4), S)
+    assert gc.contract(P)[0].n_nodes == 4
+    R, lift = gc.contract(P, threshold=1.0)
+    assert R.n_nodes == 3 and R.constraint_weights.tolist() == [0.5]
+
+
+def test_aggregate_sums_unaries():
+    S = gc.SideInfo.from_pairs(must=[(0, 2)], weight=np.inf)
+    R, lift = gc.contract(gc.Problem.from_graph(nx.path_graph(3), S))
+    U = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(lift.aggregate(U), [[6.0, 8.0], [3.0, 4.0]])
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(2, 12))
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.floats(0.1, 5)), max_size=30))
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_weighted_edges_from((u, v, w) for u, v, w in edges if u != v)
+    must = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=8))
+    must = [(u, v) for u, v in must if u != v]
+    labels = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    return G, must, np.array(labels)
+
+
+@given(problems())
+def test_cut_is_preserved_and_lift_round_trips(data):
+    G, must, labels_super_seed = data
+    P = gc.Problem.from_graph(G, gc.SideInfo.from_pairs(must=must, weight=np.inf))
+    R, lift = gc.contract(P)
+    assert R.n_nodes == nx.number_connected_components(nx.Graph(must + [(u, u) for u in G]))
+    reduced_labels = labels_super_seed[: R.n_nodes]
+    full = lift(reduced_labels)
+    # every hard must-link is satisfied by the lifted labels
+    assert all(full[u] == full[v] for u, v in must)
+    # cut values are preserved exactly
+    assert cut_value(R.W, reduced_labels) == pytest.approx(cut_value(P.W, full), abs=1e-9)
+    # volumes and sizes per cluster too
+    for k in np.unique(reduced_labels):
+        assert R.counts[reduced_labels == k].sum() == (full == k).sum()
+    # total weight is split between kept and internal edges
+    assert R.W.sum() / 2 + lift.internal_weight.sum() == pytest.approx(P.W.sum() / 2)
