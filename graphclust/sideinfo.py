@@ -9,6 +9,7 @@ cannot-links need.
 """
 
 from dataclasses import dataclass, field
+import heapq
 import math
 import numbers
 
@@ -756,21 +757,43 @@ def _clique_and_coloring(n_comp, implied):
     colors = np.zeros(n_comp, dtype=np.int64)
     if len(implied) == 0:
         return [], colors
-    H = nx.Graph()
-    H.add_edges_from(implied.tolist())
-    coloring = nx.greedy_color(H, strategy="DSATUR")
-    idx = np.fromiter(coloring.keys(), np.int64, len(coloring))
-    colors[idx] = np.fromiter(coloring.values(), np.int64, len(coloring))
-    adj = H.adj
-    by_degree = sorted(H.degree, key=lambda t: -t[1])
+    A = sp.coo_array((np.ones(len(implied), np.int8), (implied[:, 0], implied[:, 1])), shape=(n_comp, n_comp))
+    A = (A + A.T).tocsr()
+    active = np.flatnonzero(np.diff(A.indptr))
+    adj = {v: set(A.indices[A.indptr[v]:A.indptr[v + 1]].tolist()) for v in active.tolist()}
+    colors[active] = _dsatur(adj)
     best = []
-    for start, _ in by_degree[:16]:
+    for start in sorted(adj, key=lambda v: -len(adj[v]))[:16]:
         clique = [start]
         cand = set(adj[start])
         while cand:
-            nxt = max(cand, key=lambda u: (len(adj[u].keys() & cand), -u))
+            nxt = max(cand, key=lambda u: (len(adj[u] & cand), -u))
             clique.append(nxt)
-            cand &= adj[nxt].keys()
+            cand &= adj[nxt]
         if len(clique) > len(best):
             best = clique
     return sorted(best), colors
+
+
+def _dsatur(adj):
+    """DSatur colouring (Brelaz 1979) with a lazy heap: O((n + m) log n).
+
+    ``adj`` maps each vertex to its neighbour set; returns colours in ``adj`` order.
+    """
+    seen = {v: set() for v in adj}
+    color = dict.fromkeys(adj, -1)
+    heap = [(0, -len(nb), v) for v, nb in adj.items()]
+    heapq.heapify(heap)
+    while heap:
+        sat, _, v = heapq.heappop(heap)
+        if color[v] >= 0 or -sat != len(seen[v]):
+            continue  # stale entry
+        used, c = seen[v], 0
+        while c in used:
+            c += 1
+        color[v] = c
+        for u in adj[v]:
+            if color[u] < 0 and c not in seen[u]:
+                seen[u].add(c)
+                heapq.heappush(heap, (-len(seen[u]), -len(adj[u]), u))
+    return np.fromiter(color.values(), np.int64, len(color))
