@@ -1,18 +1,38 @@
 """graphclust: graph-centric clustering with side information.
 
 Data and side information are both weighted graphs: a networkx graph of similarities
-and a signed graph of must-links (weight > 0) and cannot-links (weight < 0).
+and a signed graph of must-links (weight > 0) and cannot-links (weight < 0). Both are
+converted once into a :class:`Problem` of arrays; every algorithm works on arrays and
+maps its answer back to node keys.
 """
 
-from . import errors
+from . import datasets, errors, inference, metrics
+from .base import ClusteringResult, check_is_fitted
+from .energy import Energy
+from .graphs import (
+    epsilon_graph,
+    epsilon_matrix,
+    grid_arrays,
+    grid_graph,
+    grid_matrix,
+    kernel_graph,
+    kernel_matrix,
+    knn_graph,
+    knn_matrix,
+    sparsify,
+)
+from .inference import InferenceResult, solve
+from .io import parse_graphml, read_graphml, read_side_info, write_graphml, write_side_info_csv
 from .merge import Lift, contract
+from .metrics import ari, nmi, pairwise_f_measure, violations
 from .problem import Problem, as_problem
 from .sideinfo import CheckReport, Conflict, SideInfo
+from .spectral import SpectralClustering
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "errors",
+    # data structures
     "Problem",
     "as_problem",
     "SideInfo",
@@ -20,4 +40,39 @@ __all__ = [
     "Conflict",
     "contract",
     "Lift",
+    # graph builders
+    "knn_graph",
+    "knn_matrix",
+    "epsilon_graph",
+    "epsilon_matrix",
+    "kernel_graph",
+    "kernel_matrix",
+    "grid_graph",
+    "grid_arrays",
+    "grid_matrix",
+    "sparsify",
+    # input / output
+    "read_graphml",
+    "parse_graphml",
+    "write_graphml",
+    "read_side_info",
+    "write_side_info_csv",
+    # energies and inference
+    "Energy",
+    "solve",
+    "InferenceResult",
+    # estimators
+    "SpectralClustering",
+    "ClusteringResult",
+    "check_is_fitted",
+    # metrics
+    "nmi",
+    "ari",
+    "pairwise_f_measure",
+    "violations",
+    # modules
+    "datasets",
+    "errors",
+    "inference",
+    "metrics",
 ]

@@ -80,6 +80,15 @@ def atomic_write(path, mode="wb"):
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=directory)
     try:
+        # mkstemp creates 0600 files; give the result the permissions a plain open()
+        # would (the old file's mode when replacing one, else 0666 minus the umask)
+        try:
+            mode_bits = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode_bits = 0o666 & ~umask
+        os.chmod(tmp, mode_bits)
         with os.fdopen(fd, mode) as handle:
             yield handle
             handle.flush()

@@ -90,7 +90,7 @@ class Energy:
         _check_pairs(e, n, "edge")
         if np.isnan(w).any():
             k = int(np.flatnonzero(np.isnan(w))[0])
-            raise InvalidParameterError(f"edge {tuple(e[k])} has weight nan")
+            raise InvalidParameterError(f"edge {tuple(e[k].tolist())} has weight nan")
         self.edges, self.weights, shift = _merge_parallel(e, w, n)
         self.constant += shift
         if label_costs is not None:
@@ -213,7 +213,11 @@ class Energy:
         penalty = self.hard_penalty() if penalty is None else float(penalty)
         out = object.__new__(Energy)
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "adjacency"})
-        out.unary = np.where(np.isinf(self.unary), penalty, self.unary)
+        # a forbidden label costs the node's worst finite label plus the penalty, so it
+        # can never be cheaper than an allowed one
+        U = self.unary
+        worst = np.where(np.isinf(U), -np.inf, U).max(axis=1, keepdims=True)
+        out.unary = np.where(np.isinf(U), worst + penalty, U)
         out.weights = np.clip(self.weights, -penalty, penalty)
         return out
 

@@ -9,7 +9,9 @@ keys at the end with :meth:`Problem.partition` or :meth:`Problem.to_networkx`.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 import numbers
+from operator import methodcaller
 
 import networkx as nx
 import numpy as np
@@ -133,16 +135,7 @@ class Problem:
         if n == 0:
             raise InvalidGraphError("the data graph is empty: it has no nodes")
         index = {u: i for i, u in enumerate(nodes)}
-        m = G.number_of_edges()
-        if m:
-            us, vs, ws = zip(*G.edges(data=weight, default=1.0)) if weight else (*zip(*G.edges()), None)
-            rows = np.fromiter(map(index.__getitem__, us), np.int64, m)
-            cols = np.fromiter(map(index.__getitem__, vs), np.int64, m)
-            vals = np.ones(m) if ws is None else _edge_weights(ws, us, vs)
-        else:
-            rows = cols = np.empty(0, np.int64)
-            vals = np.empty(0)
-        W = _symmetric_csr(rows, cols, vals, n)
+        W = _adjacency_csr(G, nodes, index, weight)
         X = _node_features(G, nodes, features) if features else None
         vw = None
         if vertex_weight is not None:
@@ -358,25 +351,68 @@ def as_problem(data, S=None, **kwargs):
 
 
 # ---------------------------------------------------------------------- helpers
-def _edge_weights(ws, us, vs):
-    """Convert edge weights to float64 and name the first bad edge if any."""
+def _adjacency_csr(G, nodes, index, weight):
+    """CSR similarities straight from networkx's adjacency dicts.
+
+    Iterating ``G._adj`` with C-level iterators (``chain``, ``map``) is about three times
+    faster than ``G.edges(data=...)``: both directions are read, so no symmetrisation
+    or duplicate bookkeeping is needed for a simple graph.
+    """
+    n = len(nodes)
+    if G.is_multigraph():
+        m = G.number_of_edges()
+        if not m:
+            return sp.csr_array((n, n))
+        us, vs, ws = zip(*G.edges(data=weight, default=1.0)) if weight else (*zip(*G.edges()), None)
+        rows = np.fromiter(map(index.__getitem__, us), np.int64, m)
+        cols = np.fromiter(map(index.__getitem__, vs), np.int64, m)
+        vals = np.ones(m) if ws is None else _checked(_to_float(ws), rows, cols, nodes)
+        return _symmetric_csr(rows, cols, vals, n)
+    adj = G._adj
+    deg = np.fromiter(map(len, adj.values()), np.int64, n)
+    total = int(deg.sum())
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(deg, out=indptr[1:])
+    cols = np.fromiter(map(index.__getitem__, chain.from_iterable(adj.values())), np.int64, total)
+    rows = np.repeat(np.arange(n, dtype=np.int64), deg)
+    if weight is None:
+        vals = np.ones(total)
+    else:
+        attrs = list(chain.from_iterable(map(dict.values, adj.values())))
+        vals = _checked(_to_float(list(map(methodcaller("get", weight, 1.0), attrs))), rows, cols, nodes)
+    W = sp.csr_array((vals, cols, indptr), shape=(n, n))
+    W.setdiag(0)  # self loops carry no similarity between two nodes
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
+
+
+def _to_float(ws):
+    """Weights as float64, or the position of the first one that is not a number."""
     try:
-        vals = np.fromiter(ws, np.float64, len(ws))
+        return np.fromiter(ws, np.float64, len(ws))
     except (TypeError, ValueError):
-        for u, v, w in zip(us, vs, ws):
+        for k, w in enumerate(ws):
             try:
                 float(w)
             except (TypeError, ValueError):
-                raise InvalidGraphError(
-                    f"edge {(u, v)!r} has weight {w!r}; similarities must be numbers", edge=(u, v)
-                ) from None
+                return k, w
         raise  # pragma: no cover - fromiter failed for a reason float() accepts
+
+
+def _checked(vals, rows, cols, nodes):
+    """Raise InvalidGraphError naming the first edge whose weight is not a finite
+    number >= 0."""
+    if isinstance(vals, tuple):
+        k, w = vals
+        edge = (nodes[rows[k]], nodes[cols[k]])
+        raise InvalidGraphError(f"edge {edge!r} has weight {w!r}; similarities must be numbers", edge=edge)
     bad = ~(np.isfinite(vals) & (vals >= 0))
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
+        edge = (nodes[rows[k]], nodes[cols[k]])
         raise InvalidGraphError(
-            f"edge {(us[k], vs[k])!r} has weight {vals[k]}; similarities must be finite and >= 0",
-            edge=(us[k], vs[k]),
+            f"edge {edge!r} has weight {vals[k]}; similarities must be finite and >= 0", edge=edge
         )
     return vals
 

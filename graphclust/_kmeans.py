@@ -1,0 +1,58 @@
+"""A small vectorised k-means (k-means++ seeding, Lloyd iterations, several restarts).
+
+scikit-learn is not a dependency of the library, and the embeddings it is used on
+(spectral coordinates) are small and dense.
+"""
+
+import numpy as np
+
+from ._utils import check_random_state
+
+__all__ = ["kmeans", "kmeans_plusplus"]
+
+
+def _sq_dist(X, C):
+    return np.maximum((X * X).sum(1)[:, None] - 2.0 * X @ C.T + (C * C).sum(1)[None, :], 0.0)
+
+
+def kmeans_plusplus(X, k, rng, weights=None):
+    """k-means++ seeding: centres drawn with probability proportional to the squared
+    distance to the nearest centre already chosen (times the optional weights)."""
+    n = X.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    centres = np.empty((k, X.shape[1]))
+    centres[0] = X[rng.choice(n, p=w / w.sum())]
+    d2 = _sq_dist(X, centres[:1]).ravel()
+    for c in range(1, k):
+        p = w * d2
+        total = p.sum()
+        idx = rng.choice(n, p=p / total) if total > 0 else rng.integers(n)
+        centres[c] = X[idx]
+        d2 = np.minimum(d2, _sq_dist(X, centres[c : c + 1]).ravel())
+    return centres
+
+
+def kmeans(X, k, *, weights=None, n_init=10, max_iter=300, tol=1e-10, random_state=None):
+    """Weighted k-means; returns ``(labels, centres, inertia)`` of the best restart."""
+    rng = check_random_state(random_state)
+    X = np.asarray(X, dtype=float)
+    w = np.ones(len(X)) if weights is None else np.asarray(weights, dtype=float)
+    best = None
+    for _ in range(n_init):
+        C = kmeans_plusplus(X, k, rng, w)
+        prev = np.inf
+        for _ in range(max_iter):
+            D = _sq_dist(X, C)
+            labels = D.argmin(1)
+            inertia = float((w * D[np.arange(len(X)), labels]).sum())
+            mass = np.bincount(labels, weights=w, minlength=k)
+            sums = np.zeros_like(C)
+            np.add.at(sums, labels, w[:, None] * X)
+            empty = mass == 0
+            C = np.where(empty[:, None], C, sums / np.where(empty, 1, mass)[:, None])
+            if prev - inertia <= tol * max(1.0, abs(prev)):
+                break
+            prev = inertia
+        if best is None or inertia < best[2]:
+            best = (labels, C, inertia)
+    return best

@@ -1,0 +1,72 @@
+"""The estimator contract, run on every registered method."""
+
+import pickle
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import graphclust as gc
+from graphclust.base import METHODS, check_is_fitted
+from graphclust.errors import InvalidParameterError, NotFittedError
+
+
+def two_cliques():
+    G = nx.barbell_graph(5, 0)
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 9)])
+    return G, S
+
+
+@pytest.fixture(params=sorted(METHODS))
+def estimator(request):
+    factory, _ = METHODS[request.param]
+    return factory(n_clusters=2, random_state=0)
+
+
+def test_fit_returns_self_and_aligned_results(estimator):
+    G, S = two_cliques()
+    assert estimator.fit(G, S) is estimator
+    assert estimator.nodes_ == list(G.nodes)
+    assert estimator.labels_.shape == (10,)
+    assert estimator.partition_ == dict(zip(G.nodes, estimator.labels_.tolist()))
+    # labels are consecutive integers from 0
+    assert set(estimator.labels_.tolist()) == set(range(estimator.n_clusters_))
+    assert estimator.result_.seconds >= 0
+
+
+def test_same_seed_same_labels_and_clone(estimator):
+    G, S = two_cliques()
+    a = estimator.fit_predict(G, S)
+    clone = type(estimator)(**estimator.get_params())
+    np.testing.assert_array_equal(clone.fit(G, S).labels_, a)
+
+
+def test_unfitted_access_raises(estimator):
+    with pytest.raises(NotFittedError, match=type(estimator).__name__):
+        check_is_fitted(estimator)
+
+
+def test_pickle_round_trip(estimator):
+    G, S = two_cliques()
+    estimator.fit(G, S)
+    again = pickle.loads(pickle.dumps(estimator))
+    np.testing.assert_array_equal(again.labels_, estimator.labels_)
+
+
+def test_node_renaming_invariance(estimator):
+    G, S = two_cliques()
+    a = estimator.fit_predict(G, S)
+    names = {u: f"v{u}" for u in G}
+    H = nx.relabel_nodes(G, names)
+    T = gc.SideInfo([(names[u], names[v], w) for u, v, w in S.edges()])
+    clone = type(estimator)(**estimator.get_params())
+    np.testing.assert_array_equal(clone.fit_predict(H, T), a)
+
+
+def test_set_params_rejects_unknown(estimator):
+    with pytest.raises(InvalidParameterError, match="has no parameter 'bogus'"):
+        estimator.set_params(bogus=1)
+
+
+def test_repr_shows_changed_params(estimator):
+    assert type(estimator).__name__ in repr(estimator)

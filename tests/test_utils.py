@@ -1,0 +1,47 @@
+import os
+import stat
+
+import numpy as np
+import pytest
+
+from graphclust._utils import atomic_write, check_random_state
+from graphclust.errors import InvalidParameterError
+
+
+def test_atomic_write_replaces_and_keeps_mode(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    with atomic_write(target, "w") as fh:
+        fh.write("new")
+    assert target.read_text() == "new"
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_atomic_write_new_file_is_not_private(tmp_path):
+    target = tmp_path / "fresh.txt"
+    with atomic_write(target, "w") as fh:
+        fh.write("x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o666 & ~umask
+
+
+def test_interrupted_write_leaves_old_file(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("precious")
+    with pytest.raises(RuntimeError):
+        with atomic_write(target, "w") as fh:
+            fh.write("half")
+            raise RuntimeError("disk full")
+    assert target.read_text() == "precious"
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_check_random_state():
+    g = np.random.default_rng(3)
+    assert check_random_state(g) is g
+    assert check_random_state(5).integers(100) == np.random.default_rng(5).integers(100)
+    with pytest.raises(InvalidParameterError, match="random_state"):
+        check_random_state("seed")
