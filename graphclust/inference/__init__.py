@@ -6,13 +6,13 @@ needs to refuse a bad pairing before any work (``exact``, ``binary_only``,
 ``attractive_only``, ``max_nodes``). :func:`solve` is the front door.
 """
 
-import importlib
-
 from ..energy import Energy
 from ..errors import InvalidParameterError, ProblemTooLargeError
 from .base import ENGINES, InferenceResult, register_engine
+from .bp import belief_propagation
 from .exact import brute_force, exact, mincut
 from .icm import icm, icm_checkerboard
+from .lp import lp_relaxation
 
 __all__ = [
     "solve",
@@ -25,17 +25,10 @@ __all__ = [
     "exact",
     "brute_force",
     "mincut",
+    "belief_propagation",
+    "lp_relaxation",
 ]
 
-# TODO(lead): drop this guard once bp.py and lp.py are merged; import them plainly.
-for _module, _name in (("bp", "belief_propagation"), ("lp", "lp_relaxation")):
-    try:
-        globals()[_name] = getattr(importlib.import_module(f"{__name__}.{_module}"), _name)
-        __all__.append(_name)
-    except ModuleNotFoundError as _exc:  # only a missing module is tolerated, never a broken one
-        if _exc.name != f"{__name__}.{_module}":
-            raise
-del _module, _name
 
 
 def solve(energy, method="icm", **options):

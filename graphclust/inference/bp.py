@@ -1,0 +1,424 @@
+"""Loopy min-sum belief propagation on the signed Potts energy.
+
+Max-product in the negative-log domain: every number is an energy, nothing is
+exponentiated. For a pairwise model the factor and variable messages fold into one
+message per edge direction,
+
+.. math::
+
+    h_{i \\setminus j}(a) = U_i(a) + \\sum_{k \\in N(i), k \\ne j} m_{k \\to i}(a), \\qquad
+    m_{i \\to j}(b) = \\min_a \\big[\\theta_{ij}(a, b) + h_{i \\setminus j}(a)\\big],
+
+and the Potts structure makes the minimum cost O(K) instead of O(K²): for an attractive
+weight ``w``, ``m(b) = min(h(b), min_a h(a) + w)``; for a repulsive ``|w|``,
+``m(b) = min(h(b) + |w|, min_{a≠b} h(a))``, read off the smallest and second-smallest
+entries ``h1 ≤ h2`` of ``h``. Normalised to minimum 0 these are
+``min(h(b) − h1, w)`` and, for a repulsive term, ``0`` everywhere except
+``min(|w|, h2 − h1)`` on the sender's favourite label. General pair tables cost O(K²)
+per message. Messages live in one ``(2·n_terms, K)`` array in CSR order of the
+receiving node and are updated by a numba kernel.
+"""
+
+import time
+
+import numpy as np
+from numba import njit
+
+from .._utils import check_float, check_int, check_random_state
+from ..errors import InvalidParameterError
+from .base import InferenceResult, register_engine
+
+__all__ = ["belief_propagation"]
+
+_SCHEDULES = ("flooding", "sequential")
+
+
+# --------------------------------------------------------------------------- structure
+class _Directed:
+    """Both directions of every pair term, grouped by receiving node (CSR).
+
+    Position ``p`` in row ``i`` holds the message *into* ``i`` from ``nbr[p]``; the
+    message into ``nbr[p]`` from ``i`` sits at ``rev[p]``. Potts positions carry their
+    signed weight ``w[p]`` and ``tab[p] = -1``; table positions carry ``w[p] = 0`` and
+    ``tab[p]`` indexes ``tables[tab[p]]``, oriented so that
+    ``message[p](l_i) = min_{l_j} tables[tab[p]][l_j, l_i] + h_j(l_j)``.
+    """
+
+    def __init__(self, energy):
+        n, K = energy.n_nodes, energy.n_labels
+        pe, pw = energy.edges, energy.weights
+        te, T, merged = _merge_tables(energy, pe, pw)
+        pe, pw = pe[~merged], pw[~merged]  # those Potts terms now live in a table
+        m, t = len(pe), len(te)
+        # undirected term list: Potts first, then tables
+        a = np.concatenate([pe[:, 0], te[:, 0]])
+        b = np.concatenate([pe[:, 1], te[:, 1]])
+        # directed position 2u   : message into b from a ; 2u+1 : into a from b
+        recv = np.stack([b, a], axis=1).ravel()
+        send = np.stack([a, b], axis=1).ravel()
+        w = np.repeat(np.concatenate([pw, np.zeros(t)]), 2)
+        tab_u = np.concatenate([np.full(m, -1, np.int64), np.arange(t, dtype=np.int64)])
+        # oriented tables: into b from a uses T[a_lbl, b_lbl] = T ; into a from b uses T.T
+        oriented = np.empty((2 * t, K, K))
+        oriented[0::2] = T
+        oriented[1::2] = np.transpose(T, (0, 2, 1))
+        tab = np.where(np.repeat(tab_u, 2) >= 0, 2 * np.repeat(tab_u, 2) + np.tile([0, 1], m + t), -1)
+        order = np.lexsort((send, recv))
+        inv = np.empty_like(order)
+        inv[order] = np.arange(len(order))
+        partner = np.arange(len(order)) ^ 1  # 2u <-> 2u+1
+        self.indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(recv, minlength=n), out=self.indptr[1:])
+        self.recv = recv[order].astype(np.int64)
+        self.nbr = send[order].astype(np.int64)
+        self.rev = inv[partner[order]].astype(np.int64)
+        self.w = w[order]
+        self.tab = tab[order].astype(np.int64)
+        self.tables = oriented
+        self.n_directed = len(order)
+
+
+def _merge_tables(energy, pe, pw):
+    """Sum the tables, and the finite Potts terms, that share a node pair into one table
+    per pair, oriented ``i < j``, so that BP sees no parallel factors (2-cycles).
+
+    Returns ``(table_edges, tables, merged)`` where ``merged`` flags the Potts terms
+    (rows of ``pe``) now inside a table. Hard Potts terms are never merged.
+    """
+    K = energy.n_labels
+    if not len(energy.tables):
+        return np.empty((0, 2), np.int64), np.empty((0, K, K)), np.zeros(len(pe), bool)
+    n = energy.n_nodes
+    te, T = energy.table_edges, energy.tables
+    flip = te[:, 0] > te[:, 1]
+    T = np.where(flip[:, None, None], np.transpose(T, (0, 2, 1)), T)
+    lo, hi = np.minimum(te[:, 0], te[:, 1]), np.maximum(te[:, 0], te[:, 1])
+    uniq, inv = np.unique(lo * n + hi, return_inverse=True)
+    merged = np.zeros((len(uniq), K, K))
+    np.add.at(merged, inv, T)
+    hit = np.isin(pe[:, 0] * n + pe[:, 1], uniq) & np.isfinite(pw)
+    if hit.any():
+        slot = np.searchsorted(uniq, pe[hit, 0] * n + pe[hit, 1])
+        wh = pw[hit][:, None, None]
+        eye = np.eye(K)[None]
+        np.add.at(merged, slot, np.where(wh > 0, wh * (1 - eye), -wh * eye))
+    edges = np.stack([uniq // n, uniq % n], axis=1).astype(np.int64)
+    return edges, merged, hit
+
+
+# --------------------------------------------------------------------------- kernels
+@njit(cache=True)
+def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, tie):
+    """Update every message once; returns the largest change of a message.
+
+    ``labels[i]`` receives the argmin of node ``i``'s belief as it was when ``i``
+    sent its messages (the lowest label within ``tie`` of the minimum): the freshest one for the
+    sequential schedule, the one of the previous iteration for flooding. Nodes
+    without pair terms are skipped (their label stays as it was).
+
+    ``out is msg``: a sequential (Gauss-Seidel) sweep over the nodes, forward or
+    backward, each node sending fresh messages from its current belief. Otherwise a
+    parallel (flooding) update reading ``msg`` and writing ``out``. Messages are
+    normalised to minimum 0 before damping. (One flat loop on purpose: numba ran the
+    same code split into an inlined helper three times slower.)
+    """
+    n, K = U.shape
+    b = np.empty(K)
+    h = np.empty(K)
+    tmp = np.empty(K)
+    keep = 1.0 - damping
+    delta = 0.0
+    for step in range(n):
+        i = step if forward else n - 1 - step
+        lo, hi = indptr[i], indptr[i + 1]
+        for k in range(K):
+            b[k] = U[i, k]
+        for p in range(lo, hi):
+            for k in range(K):
+                b[k] += msg[p, k]
+        labels[i] = _argmin_tie(b, tie)
+        for p in range(lo, hi):
+            q = rev[p]  # the message into nbr[p] from i
+            h1 = np.inf
+            for k in range(K):
+                v = b[k] - msg[p, k]  # cavity: i's belief without what nbr[p] told it
+                h[k] = v
+                h1 = min(h1, v)
+            t = tab[q]
+            c = w[q]
+            if t >= 0:  # general table, O(K^2)
+                mn = np.inf
+                for l in range(K):
+                    best = np.inf
+                    for k in range(K):
+                        best = min(best, tables[t, k, l] + h[k])
+                    tmp[l] = best
+                    mn = min(mn, best)
+                for k in range(K):
+                    val = keep * (tmp[k] - mn) + damping * msg[q, k]
+                    delta = max(delta, abs(val - msg[q, k]))
+                    out[q, k] = val
+            elif c > 0:  # attractive Potts: min(h - h1, w)
+                for k in range(K):
+                    val = keep * min(h[k] - h1, c) + damping * msg[q, k]
+                    delta = max(delta, abs(val - msg[q, k]))
+                    out[q, k] = val
+            else:  # repulsive Potts: only the sender's favourite label pays min(|w|, h2 - h1)
+                a1 = 0
+                while h[a1] > h1:
+                    a1 += 1
+                h2 = np.inf
+                for k in range(K):
+                    if k != a1:
+                        h2 = min(h2, h[k])
+                for k in range(K):
+                    nv = min(h2 - h1, -c) if k == a1 else 0.0
+                    val = keep * nv + damping * msg[q, k]
+                    delta = max(delta, abs(val - msg[q, k]))
+                    out[q, k] = val
+    return delta
+
+
+@njit(cache=True)
+def _argmin_tie(b, tie):
+    """The lowest label whose value is within ``tie·(1 + |min|)`` of the minimum."""
+    mn = np.inf
+    for k in range(b.shape[0]):
+        mn = min(mn, b[k])
+    bound = mn + tie * (1.0 + abs(mn))
+    for k in range(b.shape[0]):
+        if b[k] <= bound:
+            return k
+    return 0
+
+
+@njit(cache=True)
+def _decode(U, indptr, msg, beliefs, labels, tie):
+    """Beliefs ``U + Σ incoming`` and their argmin (see ``_argmin_tie``)."""
+    n, K = U.shape
+    for i in range(n):
+        for k in range(K):
+            v = U[i, k]
+            for p in range(indptr[i], indptr[i + 1]):
+                v += msg[p, k]
+            beliefs[i, k] = v
+        labels[i] = _argmin_tie(beliefs[i], tie)
+
+
+# --------------------------------------------------------------------------- engine
+@register_engine("bp")
+def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedule="sequential", init=None,
+                       random_state=None, callback=None, progress=False):
+    """Loopy min-sum belief propagation with anytime decoding.
+
+    Passes min-sum messages over every pair term of ``energy`` (signed Potts terms in
+    O(K) per message, general tables in O(K²)), decodes the argmin of the beliefs after
+    every iteration and returns the best labelling seen, scored by
+    :meth:`~graphclust.energy.Energy.evaluate`.
+
+    Parameters
+    ----------
+    energy : Energy
+    damping : float or "auto", default="auto"
+        Weight of the old message in ``new = damping·old + (1 − damping)·update``;
+        in ``[0, 1)``. ``"auto"`` uses 0.5 when the energy has repulsive terms or
+        tables (frustrated cycles, where damping raises the hit rate) and 0 when every
+        pair term is attractive (grids, smoothness, must-links), where undamped
+        sequential BP reaches the same energies in several times fewer iterations.
+    max_iter : int, default=200
+        Iteration cap. One iteration updates every message once (``"sequential"``:
+        one forward or backward sweep over the nodes).
+    tol : float, default=1e-6
+        Convergence when the largest change of a (normalised) message is below ``tol``.
+    schedule : {"sequential", "flooding"}, default="sequential"
+        ``"sequential"`` sweeps the nodes alternately forward and backward, each node
+        sending fresh messages from its current belief at once (Gauss-Seidel);
+        ``"flooding"`` updates all messages in parallel from the previous iteration's.
+        Both are numba kernels; the sequential schedule reached the same energies in
+        fewer iterations in our measurements (``docs/benchmarks/inference.md``).
+    init : array-like of shape (n_nodes,) or None, default=None
+        An initial incumbent: BP returns it if no decoded labelling beats it. Messages
+        always start at zero. Default: the unary argmin (ties to the lowest label).
+    random_state : None, int or numpy.random.Generator, default=None
+        Accepted for the engine convention; BP is deterministic and does not use it.
+    callback : callable or None, default=None
+        ``callback(iteration, labels, energy_value)`` after every iteration with the
+        labelling decoded there; returning ``True`` stops the run.
+    progress : bool, default=False
+        Show a tqdm bar over the iterations.
+
+    Returns
+    -------
+    InferenceResult
+        ``labels`` is the best decoded labelling, ``energy`` its
+        ``energy.evaluate`` value, ``marginals`` the normalised min-marginals
+        (beliefs minus their row minimum) of the last iteration, ``history`` the
+        energy decoded at each iteration, ``info`` holds ``"schedule"``,
+        ``"delta"`` (last largest message change), ``"best_iteration"``,
+        ``"violated_hard_terms"`` and ``"stopped_by_callback"``.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a bad ``damping``, ``max_iter``, ``tol``, ``schedule`` or ``init``.
+
+    See Also
+    --------
+    graphclust.inference.lp.lp_relaxation : a lower bound and a rounded labelling.
+
+    Notes
+    -----
+    Hard (``±inf``) terms are replaced by :meth:`Energy.hard_penalty` for message
+    passing (:meth:`Energy.finite`), so messages never hold NaN and a labelling that
+    violates a hard term never looks cheaper than one that does not; the returned
+    energy is that of the original energy (``inf`` if a hard term is still violated,
+    counted in ``info["violated_hard_terms"]``). Label costs are not part of the
+    messages (they are not pairwise); the decoded labellings are nevertheless scored
+    with them. When every labelling seen violates a hard term, the one that is
+    cheapest under the finite surrogate (fewest, cheapest violations) is returned.
+    Parallel tables on one node pair (and Potts terms on a pair that also has a table)
+    are merged into one table, so BP sees no 2-cycles. Nodes without pair terms keep
+    their unary argmin. Beliefs within ``10·tol·(1 + |min|)`` of the minimum count as
+    tied and the lowest label wins, so that ties left slightly unequal by damping are
+    broken the same way on both ends of an edge.
+
+    On a forest BP converges and the decoded labelling is the exact minimum when it
+    is unique. On loopy graphs convergence is not guaranteed: the best labelling seen
+    is returned with ``converged=False`` after ``max_iter`` iterations. Damping matters
+    on frustrated graphs (cycles of cannot-links); on image grids ``damping=0`` with
+    the sequential schedule converges in several times fewer iterations to the same
+    energies (see ``docs/benchmarks/inference.md``).
+
+    Cost: O(iterations · (n_edges · K + n_tables · K²)) time, O(n_edges · K) memory.
+
+    References
+    ----------
+    .. [1] Felzenszwalb, P. F. & Huttenlocher, D. P. (2006). Efficient belief propagation
+       for early vision. IJCV 70(1), 41-54. doi:10.1007/s11263-006-7899-4
+
+    Examples
+    --------
+    A 4-node chain whose ends prefer label 1 and whose middle prefers label 0, with a
+    must-link pulling everything together:
+
+    >>> import numpy as np
+    >>> from graphclust.energy import Energy
+    >>> U = np.array([[2.0, 0.0], [0.0, 1.0], [0.0, 1.0], [2.0, 0.0]])
+    >>> E = Energy(U, edges=[(0, 1), (1, 2), (2, 3)], weights=[1.5, 1.5, 1.5])
+    >>> res = belief_propagation(E, random_state=0)
+    >>> res.labels, res.energy, res.converged
+    (array([1, 1, 1, 1]), 2.0, True)
+    """
+    t0 = time.perf_counter()
+    if isinstance(damping, str) and damping == "auto":
+        damping = 0.0 if energy.is_attractive else 0.5
+    damping = check_float(damping, "damping", low=0.0)
+    if damping >= 1.0:
+        raise InvalidParameterError(f"damping must be in [0, 1), got {damping}")
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_float(tol, "tol", low=0.0)
+    if schedule not in _SCHEDULES:
+        raise InvalidParameterError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}")
+    check_random_state(random_state)
+    best = _check_init(energy, init)
+
+    fin = energy.finite() if energy.has_hard_terms else energy
+    U = np.ascontiguousarray(fin.unary, dtype=np.float64)
+    g = _Directed(fin)
+    msg = np.zeros((g.n_directed, energy.n_labels))
+
+    # rank labellings by true energy, infeasible ones among themselves by the surrogate
+    def score(z):
+        e = energy.evaluate(z)
+        return e, (fin.evaluate(z) if e == np.inf else e)
+
+    best_e, best_key = score(best)
+    best_it = 0
+    tie = 10.0 * tol  # beliefs this close count as tied (damped messages converge from one side)
+    labels = U.argmin(axis=1).astype(np.int64)  # nodes without pair terms keep this
+    history = []
+    converged = stopped = False
+    delta = 0.0
+    prev, prev_e, prev_key = None, None, None
+    spare = np.zeros_like(msg) if schedule == "flooding" else msg
+    bar = _progress_bar(progress, max_iter)
+    it = 0
+    try:
+        for it in range(1, max_iter + 1):
+            if g.n_directed == 0:
+                converged, it = True, 0
+                break
+            delta = _sweep(U, g.indptr, g.rev, g.w, g.tab, g.tables, msg, spare, damping,
+                           schedule == "flooding" or it % 2 == 1, labels, tie)
+            if schedule == "flooding":
+                msg, spare = spare, msg
+            if prev is None or not np.array_equal(labels, prev):
+                prev_e, prev_key = score(labels)
+            prev = labels.copy()
+            history.append(prev_e)
+            if prev_key < best_key:
+                best, best_e, best_key, best_it = prev, prev_e, prev_key, it
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(energy=best_e, delta=delta, refresh=False)
+            converged = delta < tol
+            if callback is not None and callback(it, prev, prev_e):
+                stopped = True
+            if converged or stopped:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    beliefs = np.empty_like(U)
+    _decode(U, g.indptr, msg, beliefs, labels, tie)  # the final messages' own decoding
+    if prev is None or not np.array_equal(labels, prev):
+        e, key = score(labels)
+        if key < best_key:
+            best, best_e, best_it = labels, e, it
+    marginals = beliefs - beliefs.min(axis=1, keepdims=True)
+    return InferenceResult(
+        labels=np.asarray(best, dtype=np.int64),
+        energy=float(best_e),
+        lower_bound=None,
+        iterations=int(it),
+        converged=bool(converged),
+        seconds=time.perf_counter() - t0,
+        history=history,
+        marginals=marginals,
+        info={
+            "schedule": schedule,
+            "delta": float(delta),
+            "best_iteration": best_it,
+            "violated_hard_terms": energy.violated_hard_terms(best),
+            "stopped_by_callback": stopped,
+        },
+    )
+
+
+def _check_init(energy, init):
+    """The starting incumbent: ``init`` validated, or the unary argmin."""
+    if init is None:
+        return energy.unary.argmin(axis=1).astype(np.int64)
+    z = np.asarray(init)
+    if z.shape != (energy.n_nodes,):
+        raise InvalidParameterError(f"init must have shape ({energy.n_nodes},), got {z.shape}")
+    if not np.issubdtype(z.dtype, np.integer):
+        zf = np.asarray(z, dtype=float) if np.issubdtype(z.dtype, np.number) else None
+        bad = np.ones(len(z), bool) if zf is None else ~np.isfinite(zf) | (zf != np.round(zf))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidParameterError(f"init must hold integer labels; init[{i}] is {z[i]!r}")
+    z = z.astype(np.int64)
+    out = (z < 0) | (z >= energy.n_labels)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise InvalidParameterError(f"init[{i}] = {z[i]} is not a label in [0, {energy.n_labels})")
+    return z
+
+
+def _progress_bar(progress, total, desc="bp"):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False)
