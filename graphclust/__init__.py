@@ -6,9 +6,10 @@ converted once into a :class:`Problem` of arrays; every algorithm works on array
 maps its answer back to node keys.
 """
 
-from . import datasets, errors, inference, metrics
+from . import datasets, errors, inference, metrics, potentials
 from .base import ClusteringResult, check_is_fitted
 from .energy import Energy
+from .hmrf import HMRF
 from .graphs import (
     epsilon_graph,
     epsilon_matrix,
@@ -63,6 +64,7 @@ __all__ = [
     "InferenceResult",
     # estimators
     "SpectralClustering",
+    "HMRF",
     "ClusteringResult",
     "check_is_fitted",
     # metrics
@@ -75,4 +77,5 @@ __all__ = [
     "errors",
     "inference",
     "metrics",
+    "potentials",
 ]

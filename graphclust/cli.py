@@ -71,7 +71,10 @@ def _cmd_cluster(args):
     from .metrics import ari, nmi
 
     G, S = read_graphml(args.file, side=args.side)
-    est = _build(args.method, args.n_clusters, args.random_state, _parse_options(args.param))
+    options = _parse_options(args.param)
+    if args.inference:
+        options["inference"] = args.inference
+    est = _build(args.method, args.n_clusters, args.random_state, options)
     est.fit(G, S)
     v = est.result_.violations
     print(f"method={args.method} clusters={est.n_clusters_} seconds={est.result_.seconds:.3f}")
@@ -104,6 +107,14 @@ def _cmd_demo(args):
         f"{len(S.must_links())} must-links, {len(S.cannot_links())} cannot-links, {n_clusters} classes"
     )
     methods = args.methods or sorted(_methods())
+    runs = []
+    for name in methods:
+        factory = _methods().get(name, (None,))[0]
+        probe = factory(n_clusters=n_clusters, random_state=args.random_state) if factory else None
+        if probe is not None and "inference" in probe.get_params():
+            runs += [(f"{name} ({engine})", name, {"inference": engine}) for engine in ("icm", "bp", "lp")]
+        else:
+            runs.append((name, name, {}))
     if not methods:
         print("no clustering methods are registered")
         return 1
@@ -111,20 +122,20 @@ def _cmd_demo(args):
     print(header)
     print("-" * len(header))
     status = 0
-    for name in methods:
+    for label, name, options in runs:
         try:
-            est = _build(name, n_clusters, args.random_state, {})
+            est = _build(name, n_clusters, args.random_state, options)
             start = time.perf_counter()
             est.fit(G, S)
             seconds = time.perf_counter() - start
         except GraphclustError as exc:
-            print(f"{name:18s} failed: {exc}")
+            print(f"{label:18s} failed: {exc}")
             status = 1
             continue
         labels = np.asarray([est.partition_[u] for u in G.nodes])
         v = est.result_.violations
         print(
-            f"{name:18s} {est.n_clusters_:8d} {nmi(y, labels):7.3f} {ari(y, labels):7.3f} "
+            f"{label:18s} {est.n_clusters_:8d} {nmi(y, labels):7.3f} {ari(y, labels):7.3f} "
             f"{v.n_violated:4d}/{v.n_must + v.n_cannot:<4d} {seconds:8.3f}"
         )
     return status
@@ -143,7 +154,8 @@ def _parser():
     c = sub.add_parser("cluster", help="cluster a GraphML file and write the labels")
     c.add_argument("file")
     c.add_argument("--method", required=True, help="a registered method (see 'graphclust methods')")
-    c.add_argument("--n-clusters", type=int, default=2)
+    c.add_argument("-k", "--n-clusters", type=int, default=2)
+    c.add_argument("--inference", help="E-step engine for HMRF methods: icm, bp, lp, exact, ...")
     c.add_argument("--side")
     c.add_argument("--random-state", type=int, default=0)
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="extra estimator parameter (repeatable)")

@@ -12,7 +12,11 @@ from graphclust.errors import InvalidParameterError, NotFittedError
 
 
 def two_cliques():
+    """Two 5-cliques joined by one edge, nodes carrying 2-D features of two blobs (so
+    graph-based and feature-based methods both apply)."""
     G = nx.barbell_graph(5, 0)
+    offsets = np.random.default_rng(0).normal(scale=0.1, size=(10, 2))
+    nx.set_node_attributes(G, {u: (offsets[u] + (0.0 if u < 5 else 3.0)).tolist() for u in G}, "features")
     S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 9)])
     return G, S
 

@@ -1,0 +1,337 @@
+"""HMRF clustering: EM over a node-potential provider with any inference engine.
+
+HMRF-KMeans (Basu, Bilenko & Mooney, KDD 2004) minimises
+
+.. math::
+
+    J(z, μ, A) = \\sum_i D_A(x_i, μ_{z_i})
+               + \\sum_{(i,j) \\in M} w_{ij} φ_A(x_i, x_j) [z_i \\ne z_j]
+               + \\sum_{(i,j) \\in C} \\bar w_{ij} (φ_{A,\\max} − φ_A(x_i, x_j)) [z_i = z_j]
+               − N \\log\\det A
+
+by alternating an E-step (the labels, with ICM, loopy BP, the LP relaxation or an
+exact engine on the shared :class:`~graphclust.energy.Energy`) and an M-step (the
+provider's centroids and metric).
+"""
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._utils import check_float, check_int, check_random_state
+from .base import ClusteringEstimator, ClusteringResult, register_method
+from .energy import Energy
+from .errors import InvalidParameterError, TooFewClustersError
+from .inference import ENGINES, solve
+from .potentials.base import NodePotentials
+from .potentials.centroids import Centroids
+from .sideinfo import check_constraints
+
+__all__ = ["HMRF"]
+
+
+class HMRF(ClusteringEstimator):
+    """Hidden-Markov-random-field clustering with pairwise constraints (HMRF-KMeans).
+
+    Parameters
+    ----------
+    potentials : NodePotentials or None, default=None
+        The node-potential provider; ``None`` means ``Centroids(2)`` (squared
+        Euclidean k-means costs). Its ``n_clusters`` is the number of clusters. It is
+        cloned at ``fit``, never modified.
+    inference : str, default="icm"
+        E-step engine, a key of :data:`graphclust.inference.ENGINES`: ``"icm"``,
+        ``"bp"``, ``"lp"``, ``"exact"``, ...
+    penalty : {"distance", "constant"}, default="distance"
+        ``"distance"``: a violated must-link costs ``w·φ(x_i, x_j)`` and a violated
+        cannot-link ``w̄·(φ_max − φ(x_i, x_j))`` (HMRF-KMeans); ``"constant"``: they
+        cost ``w`` and ``w̄`` (PCKMeans).
+    use_closure : bool, default=True
+        Give the E-step the transitive closure of the constraints (every pair inside a
+        must-link component, every pair across cannot-linked components), with the
+        weakest given strength of each kind. Falls back to the given constraints (with
+        a warning) above ``max_closure_pairs``.
+    max_closure_pairs : int, default=200000
+    smoothness : float, default=0.0
+        Weight of the data graph's similarities as attractive Potts terms (0: the data
+        graph is ignored, as in the paper; > 0 for grids and k-NN graphs).
+    max_iter : int, default=100
+    tol : float, default=1e-6
+        Stop when the labels no longer change and the objective moved by at most
+        ``tol·|J|``.
+    safeguard : bool, default=True
+        Accept an E-step labelling only if it does not raise the E-step energy (BP and
+        rounded LP labellings may), so the objective never increases through the
+        E-step (generalised EM).
+    inference_options : dict or None, default=None
+        Extra options for the engine (e.g. ``{"damping": 0.5}``).
+    random_state : None, int or numpy.random.Generator, default=None
+    progress : bool, default=False
+        Show a progress bar over EM iterations.
+    callback : callable or None, default=None
+        ``callback(iteration, labels, objective)``; return True to stop.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_nodes,)
+    nodes_, partition_, n_clusters_
+    potentials_ : NodePotentials
+        The fitted provider (``potentials_.centroids_``, ``potentials_.metric_``).
+    result_ : ClusteringResult
+        ``objective`` = ``J`` at the answer, ``history`` = ``J`` after every
+        iteration (non-increasing when the metric is fixed), ``info`` with E-step and
+        M-step times, constraint counts after closure and the E-step engine's results.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import graphclust as gc
+    >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 0.0], [5.2, 0.0]])
+    >>> S = gc.SideInfo.from_pairs(must=[(1, 2)], weight=100.0)
+    >>> est = HMRF(gc.potentials.Centroids(2), inference="exact", random_state=0).fit(X, S)
+    >>> est.labels_  # the must-link pulls node 1 over to the right-hand cluster
+    array([0, 1, 1, 1])
+    """
+
+    def __init__(self, potentials=None, *, inference="icm", penalty="distance", use_closure=True,
+                 max_closure_pairs=200_000, smoothness=0.0, max_iter=100, tol=1e-6, safeguard=True,
+                 inference_options=None, random_state=None, progress=False, callback=None):
+        self.potentials = potentials
+        self.inference = inference
+        self.penalty = penalty
+        self.use_closure = use_closure
+        self.max_closure_pairs = max_closure_pairs
+        self.smoothness = smoothness
+        self.max_iter = max_iter
+        self.tol = tol
+        self.safeguard = safeguard
+        self.inference_options = inference_options
+        self.random_state = random_state
+        self.progress = progress
+        self.callback = callback
+
+    def _validate_params(self):
+        if self.potentials is not None and not isinstance(self.potentials, NodePotentials):
+            raise InvalidParameterError(
+                f"potentials of HMRF must be a NodePotentials provider such as graphclust.potentials.Centroids, "
+                f"got {type(self.potentials).__name__}"
+            )
+        if self.inference not in ENGINES:
+            raise InvalidParameterError(
+                f"inference of HMRF must be one of {', '.join(sorted(ENGINES))}; got {self.inference!r}"
+            )
+        if self.penalty not in ("distance", "constant"):
+            raise InvalidParameterError(f"penalty of HMRF must be 'distance' or 'constant', got {self.penalty!r}")
+        check_int(self.max_iter, "max_iter of HMRF", low=1)
+        check_int(self.max_closure_pairs, "max_closure_pairs of HMRF", low=0)
+        check_float(self.tol, "tol of HMRF", low=0.0)
+        check_float(self.smoothness, "smoothness of HMRF", low=0.0)
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, problem):
+        rng = check_random_state(self.random_state)
+        provider = (self.potentials or Centroids(2))
+        provider = provider.clone() if hasattr(provider, "clone") else provider
+        K = provider.n_clusters
+        if K > problem.n_nodes:
+            raise TooFewClustersError(
+                f"n_clusters={K} but the problem has only {problem.n_nodes} nodes", n_clusters=K
+            )
+        report = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights, n_clusters=K)
+        report.raise_if_infeasible()
+        hard = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights,
+                                 threshold=np.inf)
+        if hard.n_components < K:
+            raise TooFewClustersError(
+                f"n_clusters={K} but hard must-links leave only {hard.n_components} groups of nodes; "
+                "lower n_clusters or soften the must-links", n_clusters=K,
+            )
+        if report.conflicts:
+            warnings.warn(
+                f"{len(report.conflicts)} soft cannot-link(s) join nodes that must-links connect "
+                f"(first: {report.conflicts[0]}); both penalties are kept",
+                UserWarning, stacklevel=3,
+            )
+        pairs, weights, info = self._estep_constraints(problem, report)
+        must = weights > 0
+        must_terms = (pairs[must], weights[must])
+        cannot_terms = (pairs[~must], -weights[~must])
+        labels = self._initialize(problem, provider, report, rng)
+        smooth_edges = smooth_w = None
+        if self.smoothness > 0 and problem.n_edges:
+            upper = sp.triu(problem.W, k=1).tocoo()
+            smooth_edges = np.stack([upper.row, upper.col], 1).astype(np.int64)
+            smooth_w = self.smoothness * upper.data
+
+        options = dict(self.inference_options or {})
+        history, e_seconds, m_seconds, engine_runs = [], 0.0, 0.0, []
+        J_prev = np.inf
+        converged = False
+        bar = _progress(self.progress, self.max_iter)
+        far_pair = None
+        for it in range(1, self.max_iter + 1):
+            t0 = time.perf_counter()
+            energy, far_pair = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
+            result = solve(energy, self.inference, init=labels, random_state=rng, **options)
+            new = result.labels
+            if self.safeguard and energy.evaluate(new) > energy.evaluate(labels) + 1e-9 * (1 + abs(result.energy)):
+                new = labels
+            changed = int((new != labels).sum())
+            labels = new
+            e_seconds += time.perf_counter() - t0
+            engine_runs.append({"energy": result.energy, "lower_bound": result.lower_bound,
+                                "iterations": result.iterations, "seconds": result.seconds})
+            t0 = time.perf_counter()
+            provider.update(problem, labels, must=must_terms, cannot=cannot_terms, far_pair=far_pair)
+            m_seconds += time.perf_counter() - t0
+            J = self._objective(problem, provider, pairs, weights, smooth_edges, smooth_w, labels)
+            history.append(J)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(J=f"{J:.6g}", changed=changed)
+            if self.callback is not None and self.callback(it, labels.copy(), J):
+                break
+            if changed == 0 and abs(J_prev - J) <= self.tol * max(abs(J), 1e-300):
+                converged = True
+                break
+            J_prev = J
+        if bar is not None:
+            bar.close()
+        self.potentials_ = provider
+        info = {**info, "iterations": len(history), "converged": converged, "e_step_seconds": e_seconds,
+                "m_step_seconds": m_seconds, "engine_runs": engine_runs}
+        return labels, ClusteringResult(objective=history[-1], history=history, info=info)
+
+    # ------------------------------------------------------------------ pieces
+    def _estep_constraints(self, problem, report):
+        """The constraints the E-step sees: the given ones, or their closure."""
+        pairs, w = problem.constraints, problem.constraint_weights
+        info = {"n_must": int((w > 0).sum()), "n_cannot": int((w < 0).sum()), "closure": False}
+        if not self.use_closure or len(w) == 0:
+            return pairs, w, info
+        comp = report.component_of
+        n_comp = report.n_components
+        sizes = np.bincount(comp, minlength=n_comp)
+        n_ml = int((sizes * (sizes - 1) // 2).sum())
+        imp = report.implied_cannot
+        n_cl = int((sizes[imp[:, 0]] * sizes[imp[:, 1]]).sum()) if len(imp) else 0
+        if n_ml + n_cl > self.max_closure_pairs:
+            warnings.warn(
+                f"the constraint closure has {n_ml + n_cl} pairs (> max_closure_pairs={self.max_closure_pairs}); "
+                "the E-step uses the given constraints only",
+                UserWarning, stacklevel=4,
+            )
+            return pairs, w, info
+        order = np.argsort(comp, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        members = [order[starts[c]:starts[c + 1]] for c in range(n_comp)]
+        new_pairs = []
+        for c in np.flatnonzero(sizes > 1).tolist():
+            m = members[c]
+            a, b = np.triu_indices(len(m), 1)
+            new_pairs.append((m[a], m[b], 1.0))
+        for ca, cb in imp.tolist():
+            a, b = np.meshgrid(members[ca], members[cb], indexing="ij")
+            new_pairs.append((a.ravel(), b.ravel(), -1.0))
+        w_must = w[w > 0].min() if (w > 0).any() else 1.0
+        w_cannot = (-w[w < 0]).min() if (w < 0).any() else 1.0
+        ii = np.concatenate([p[0] for p in new_pairs]) if new_pairs else np.empty(0, np.int64)
+        jj = np.concatenate([p[1] for p in new_pairs]) if new_pairs else np.empty(0, np.int64)
+        sign = np.concatenate([np.full(len(p[0]), p[2]) for p in new_pairs]) if new_pairs else np.empty(0)
+        inferred = np.stack([np.minimum(ii, jj), np.maximum(ii, jj)], 1)
+        inferred_w = np.where(sign > 0, w_must, -w_cannot)
+        # given constraints keep their own strength; the closure adds the rest
+        n = problem.n_nodes
+        given_key = pairs[:, 0] * n + pairs[:, 1]
+        fresh = ~np.isin(inferred[:, 0] * n + inferred[:, 1], given_key)
+        all_pairs = np.concatenate([pairs, inferred[fresh]])
+        all_w = np.concatenate([w, inferred_w[fresh]])
+        info.update(closure=True, n_must_closure=int((all_w > 0).sum()), n_cannot_closure=int((all_w < 0).sum()))
+        return all_pairs, all_w, info
+
+    def _initialize(self, problem, provider, report, rng):
+        """Seeds from must-link neighbourhoods by weighted farthest-first (Bilenko et
+        al. 2004), topped up by farthest-first over points; initial labels: the
+        neighbourhood's cluster for its members, else the nearest seed."""
+        Y, counts = provider.points(problem) if hasattr(provider, "points") else (problem.feature_means,
+                                                                                  problem.counts)
+        K = provider.n_clusters
+        comp = report.component_of
+        sizes = np.bincount(comp, weights=counts, minlength=report.n_components)
+        hoods = np.flatnonzero(np.bincount(comp, minlength=report.n_components) > 1)
+        sums = np.zeros((report.n_components, Y.shape[1]))
+        np.add.at(sums, comp, counts[:, None] * Y)
+        seeds, seed_hood = [], []
+        if len(hoods):
+            cents = sums[hoods] / sizes[hoods, None]
+            first = int(np.argmax(sizes[hoods]))
+            chosen = [first]
+            dmin = _dist_to(provider, cents, cents[first])
+            while len(chosen) < min(K, len(hoods)):
+                score = sizes[hoods] * dmin
+                score[chosen] = -1.0
+                nxt = int(np.argmax(score))
+                chosen.append(nxt)
+                dmin = np.minimum(dmin, _dist_to(provider, cents, cents[nxt]))
+            seeds = [cents[c] for c in chosen]
+            seed_hood = [hoods[c] for c in chosen]
+        if len(seeds) < K:
+            # farthest-first over the points, away from the seeds so far (k-means++-like
+            # but deterministic given the first pick)
+            if seeds:
+                dmin = np.min(np.stack([_dist_to(provider, Y, s) for s in seeds]), axis=0)
+            else:
+                first = int(rng.integers(len(Y)))
+                seeds.append(Y[first])
+                dmin = _dist_to(provider, Y, Y[first])
+            while len(seeds) < K:
+                nxt = int(np.argmax(dmin))
+                seeds.append(Y[nxt])
+                dmin = np.minimum(dmin, _dist_to(provider, Y, Y[nxt]))
+        provider.initialize(problem, np.array(seeds), rng)
+        labels = provider.unary(problem).argmin(axis=1)
+        for k, h in enumerate(seed_hood):
+            labels[comp == h] = k
+        return labels.astype(np.int64)
+
+    def _energy(self, problem, provider, pairs, weights, smooth_edges, smooth_w):
+        U = provider.unary(problem)
+        far_pair = None
+        if len(weights) and self.penalty == "distance":
+            phi = provider.pair_distortion(problem, pairs)
+            phi_max, far_pair = provider.max_distortion(problem)
+            w = np.where(weights > 0, weights * phi, weights * np.maximum(phi_max - phi, 0.0))
+            # inf * 0 (identical points) means "hard, but free here": keep it hard
+            w = np.where(np.isnan(w), weights, w)
+        else:
+            w = weights
+        edges = pairs
+        if smooth_edges is not None:
+            edges = np.concatenate([pairs, smooth_edges])
+            w = np.concatenate([w, smooth_w])
+        return Energy(U, edges, w), far_pair
+
+    def _objective(self, problem, provider, pairs, weights, smooth_edges, smooth_w, labels):
+        energy, _ = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
+        return energy.evaluate(labels) + provider.label_free_energy(problem)
+
+
+def _dist_to(provider, Y, c):
+    return provider.distortion_matrix(Y, np.asarray(c)[None, :])[:, 0] if hasattr(provider, "distortion_matrix") \
+        else ((Y - c) ** 2).sum(1)
+
+
+def _progress(enabled, total):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="HMRF EM", unit="it")
+
+
+@register_method("hmrf", "HMRF-KMeans: squared-Euclidean centroids, distance-scaled constraint penalties, "
+                         "E-step engine from --inference (icm, bp, lp, exact)")
+def _hmrf_factory(n_clusters=2, random_state=None):
+    return HMRF(Centroids(n_clusters), random_state=random_state)
