@@ -123,7 +123,7 @@ def contract(problem, *, threshold=np.inf):
     Notes
     -----
     Runs in ``O(n + m + M)``: components by ``scipy.sparse.csgraph``, aggregation by
-    one sparse product ``Pᵀ W P``.
+    relabelling the non-zeros of ``W`` (the sparse product ``Pᵀ W P`` without forming it).
 
     Examples
     --------
@@ -153,12 +153,15 @@ def contract(problem, *, threshold=np.inf):
     comp = rank[comp]
     first = np.sort(first)
 
-    P = sp.csr_array((np.ones(n), (np.arange(n), comp)), shape=(n, k))
-    WP = (P.T @ problem.W @ P).tocsr()
-    internal = WP.diagonal() / 2.0
-    WP.setdiag(0)
+    # relabel the entries of W by component: one pass over the non-zeros, cheaper than
+    # the two sparse products of P^T W P
+    coo = problem.W.tocoo()
+    r, c = comp[coo.row], comp[coo.col]
+    same = r == c
+    internal = np.bincount(r[same], weights=coo.data[same], minlength=k) / 2.0
+    WP = sp.coo_array((coo.data[~same], (r[~same], c[~same])), shape=(k, k)).tocsr()
+    WP.sum_duplicates()
     WP.eliminate_zeros()
-    WP.sort_indices()
 
     ca, cb = comp[pairs[:, 0]], comp[pairs[:, 1]]
     inside = ca == cb
@@ -199,7 +202,7 @@ def contract(problem, *, threshold=np.inf):
     reduced = Problem(
         nodes=[problem.nodes[i] for i in first.tolist()],
         W=WP,
-        X=None if problem.X is None else np.asarray(P.T @ problem.X),
+        X=None if problem.X is None else _sum_rows(problem.X, comp, k),
         counts=np.bincount(comp, weights=problem.counts, minlength=k).astype(np.int64),
         vertex_weights=np.bincount(comp, weights=problem.vertex_weights, minlength=k),
         constraints=constraints,
@@ -208,3 +211,10 @@ def contract(problem, *, threshold=np.inf):
     )
     lift = Lift(comp, k, internal, constant, int((inside & (w > 0)).sum()))
     return reduced, lift
+
+
+def _sum_rows(X, comp, k):
+    """Sum the rows of ``X`` per component: ``(k, n_features)``."""
+    n = len(comp)
+    P = sp.csr_array((np.ones(n), (np.arange(n), comp)), shape=(n, k))
+    return np.asarray(P.T @ X)
