@@ -139,10 +139,12 @@ class HMRF(ClusteringEstimator):
             raise TooFewClustersError(
                 f"n_clusters={K} but the problem has only {problem.n_nodes} nodes", n_clusters=K
             )
-        report = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights, n_clusters=K)
-        report.raise_if_infeasible()
-        hard = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights,
-                                 threshold=np.inf)
+        report = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights)
+        # only hard constraints can make the problem infeasible; soft ones are penalties
+        is_hard = np.isinf(problem.constraint_weights)
+        hard = check_constraints(problem.nodes, problem.constraints[is_hard], problem.constraint_weights[is_hard],
+                                 n_clusters=K)
+        hard.raise_if_infeasible()
         if hard.n_components < K:
             raise TooFewClustersError(
                 f"n_clusters={K} but hard must-links leave only {hard.n_components} groups of nodes; "
@@ -156,8 +158,9 @@ class HMRF(ClusteringEstimator):
             )
         pairs, weights, info = self._estep_constraints(problem, report)
         must = weights > 0
-        must_terms = (pairs[must], weights[must])
-        cannot_terms = (pairs[~must], -weights[~must])
+        # the metric step sees the constraint terms only when they depend on the metric
+        must_terms = (pairs[must], weights[must]) if self.penalty == "distance" else None
+        cannot_terms = (pairs[~must], -weights[~must]) if self.penalty == "distance" else None
         labels = self._initialize(problem, provider, report, rng)
         smooth_edges = smooth_w = None
         if self.smoothness > 0 and problem.n_edges:

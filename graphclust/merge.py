@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from .errors import InfeasibleConstraintsError, InvalidParameterError
 from .problem import Problem
-from .sideinfo import _witness_paths, must_link_components
+from .sideinfo import _conflicts, must_link_components
 
 __all__ = ["contract", "Lift"]
 
@@ -170,9 +170,7 @@ def contract(problem, *, threshold=np.inf):
     if bad.any():
         hard_bad = bad & np.isneginf(w)
         if hard_bad.any():
-            conflicts = _witness_paths(
-                n, problem.nodes, pairs[merging], w[merging], pairs[hard_bad], w[hard_bad], comp
-            )
+            conflicts = [c for c in _conflicts(n, problem.nodes, pairs, w, merging, comp) if np.isneginf(c.weight)]
             first_c = conflicts[0]
             raise InfeasibleConstraintsError(
                 f"{first_c}" + (f" ({len(conflicts) - 1} more)" if len(conflicts) > 1 else ""),

@@ -24,7 +24,6 @@ from .errors import (
     InvalidConstraintError,
     InvalidParameterError,
     TooFewClustersError,
-    UnknownNodeError,
 )
 
 __all__ = ["SideInfo", "CheckReport", "Conflict"]
@@ -451,7 +450,8 @@ class SideInfo:
         else:
             raise InvalidParameterError(f"check() takes a Problem, a networkx graph or None, got {type(data).__name__}")
         pairs, weights = self.to_arrays(index)
-        return check_constraints(nodes, pairs, weights, n_clusters=n_clusters, threshold=threshold)
+        return check_constraints(nodes, pairs, weights, n_clusters=n_clusters, threshold=threshold,
+                                 all_nodes=data is not None)
 
     def reduce(self):
         """Drop constraints that are redundant once the must-links are closed.
@@ -672,11 +672,17 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def check_constraints(nodes, pairs, weights, *, n_clusters=None, threshold=0.0):
-    """Array core of :meth:`SideInfo.check` (see there)."""
+def check_constraints(nodes, pairs, weights, *, n_clusters=None, threshold=0.0, all_nodes=True):
+    """Array core of :meth:`SideInfo.check` (see there). ``all_nodes=False`` says
+    ``nodes`` are only the constrained ones, so ``n_clusters`` is not compared with
+    their number."""
     n = len(nodes)
     if n_clusters is not None:
         n_clusters = check_int(n_clusters, "n_clusters", low=1)
+        if all_nodes and n_clusters > n:
+            raise TooFewClustersError(
+                f"n_clusters={n_clusters} but the problem has only {n} nodes", n_clusters=n_clusters
+            )
     must = weights >= max(threshold, np.finfo(float).tiny)
     cannot = weights < 0
     n_comp, comp = must_link_components(n, pairs[must])
@@ -688,10 +694,9 @@ def check_constraints(nodes, pairs, weights, *, n_clusters=None, threshold=0.0):
         starts = np.concatenate([[0], np.cumsum(sizes)])
         components = [[nodes[i] for i in order[starts[c]:starts[c + 1]].tolist()] for c in big.tolist()]
     cp = pairs[cannot]
-    cw = weights[cannot]
     ca, cb = comp[cp[:, 0]], comp[cp[:, 1]]
     inside = ca == cb
-    conflicts = _witness_paths(n, nodes, pairs[must], weights[must], cp[inside], cw[inside], comp)
+    conflicts = _conflicts(n, nodes, pairs, weights, must, comp)
     # component-level cannot-link graph
     lo, hi = np.minimum(ca[~inside], cb[~inside]), np.maximum(ca[~inside], cb[~inside])
     key = np.unique(lo * n_comp + hi)
@@ -707,19 +712,16 @@ def check_constraints(nodes, pairs, weights, *, n_clusters=None, threshold=0.0):
         max_clusters_needed=int(colors.max()) + 1 if colors.size else 1,
         n_must=int((weights > 0).sum()), n_cannot=int(cannot.sum()), n_clusters=n_clusters, coloring=colors,
     )
-    if n_clusters is not None and n_clusters > n:
-        raise TooFewClustersError(f"n_clusters={n_clusters} but the problem has only {n} nodes", n_clusters=n_clusters)
     return report
 
 
-def _witness_paths(n, nodes, must_pairs, must_w, bad_pairs, bad_w, comp):
-    """A must-link path for every cannot-link inside a component: one BFS tree per
-    component with a conflict, then each path climbs the tree to the common ancestor."""
+def _witness_paths(n, nodes, must_pairs, bad_pairs, comp):
+    """A must-link path (over ``must_pairs``) for every pair of ``bad_pairs`` that
+    ``comp`` puts in one component: one BFS tree per component with a conflict, then
+    each path climbs the tree to the common ancestor. Returns lists of node keys."""
     if len(bad_pairs) == 0:
         return []
-    M = sp.coo_array((np.arange(1, len(must_pairs) + 1, dtype=np.float64), (must_pairs[:, 0], must_pairs[:, 1])),
-                     shape=(n, n)).tocsr()
-    M = (M + M.T).tocsr()  # stores edge id + 1 both ways (pairs are unique after SideInfo)
+    M = sp.coo_array((np.ones(len(must_pairs), np.int8), (must_pairs[:, 0], must_pairs[:, 1])), shape=(n, n)).tocsr()
     parent = np.full(n, -9999, dtype=np.int64)
     depth = np.zeros(n, dtype=np.int64)
     for c in np.unique(comp[bad_pairs[:, 0]]).tolist():
@@ -728,9 +730,8 @@ def _witness_paths(n, nodes, must_pairs, must_w, bad_pairs, bad_w, comp):
         parent[order] = pred[order]
         for node in order[1:].tolist():
             depth[node] = depth[pred[node]] + 1
-    hard_edge = {}
     out = []
-    for (a, b), w in zip(bad_pairs.tolist(), bad_w.tolist()):
+    for a, b in bad_pairs.tolist():
         left, right = [a], [b]
         x, y = a, b
         while depth[x] > depth[y]:
@@ -740,15 +741,34 @@ def _witness_paths(n, nodes, must_pairs, must_w, bad_pairs, bad_w, comp):
         while x != y:
             x = int(parent[x]); left.append(x)
             y = int(parent[y]); right.append(y)
-        path = left + right[-2::-1]
-        hard = np.isinf(w)
-        if hard:
-            for p, q in zip(path[:-1], path[1:]):
-                if (p, q) not in hard_edge:
-                    hard_edge[(p, q)] = np.isinf(must_w[int(M[p, q]) - 1])
-                hard = hard and hard_edge[(p, q)]
-        out.append(Conflict(constraint=(nodes[a], nodes[b]), weight=w, path=[nodes[i] for i in path], hard=bool(hard)))
+        out.append([nodes[i] for i in left + right[-2::-1]])
     return out
+
+
+def _conflicts(n, nodes, pairs, weights, must, comp):
+    """Cannot-links inside a must-link component, each with a witness path.
+
+    A conflict is hard when the cannot-link is hard and *hard* must-links alone join
+    its ends; its witness then uses hard must-links only (a shorter soft path would
+    hide that no labelling can satisfy it)."""
+    cannot = weights < 0
+    cp, cw = pairs[cannot], weights[cannot]
+    inside = comp[cp[:, 0]] == comp[cp[:, 1]]
+    cp, cw = cp[inside], cw[inside]
+    if len(cp) == 0:
+        return []
+    hard_must = np.isposinf(weights) & must
+    _, hcomp = must_link_components(n, pairs[hard_must])
+    hard = np.isneginf(cw) & (hcomp[cp[:, 0]] == hcomp[cp[:, 1]])
+    paths = [None] * len(cp)
+    for mask, edges, labels in ((hard, pairs[hard_must], hcomp), (~hard, pairs[must], comp)):
+        idx = np.flatnonzero(mask)
+        for k, path in zip(idx.tolist(), _witness_paths(n, nodes, edges, cp[idx], labels)):
+            paths[k] = path
+    return [
+        Conflict(constraint=(nodes[a], nodes[b]), weight=w, path=path, hard=bool(h))
+        for (a, b), w, path, h in zip(cp.tolist(), cw.tolist(), paths, hard.tolist())
+    ]
 
 
 def _clique_and_coloring(n_comp, implied):

@@ -169,7 +169,7 @@ def test_check_min_clusters_and_too_few():
         report.raise_if_infeasible()
     assert err.value.min_clusters == 3 and len(err.value.clique) == 3
     with pytest.raises(TooFewClustersError, match="only 6 nodes"):
-        S.check(n_clusters=7)
+        S.check(nx.path_graph(6), n_clusters=7)
 
 
 def test_check_unknown_node():
@@ -240,3 +240,20 @@ def test_reduce_keeps_the_closure():
     assert R.cannot_links()[0][2] == 5.0  # the strongest is kept
     a, b = S.check(), R.check()
     assert a.n_components == b.n_components and a.n_implied_cannot == b.n_implied_cannot
+
+
+def test_hard_conflict_is_found_behind_a_shorter_soft_path():
+    """Review finding: a soft must-link shortcut hid a hard contradiction."""
+    hard = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2), (2, 3)], cannot=[(0, 3)], weight=np.inf)
+    S = hard | gc.SideInfo.from_pairs(must=[(0, 4), (4, 3)])
+    report = S.check(nx.path_graph(5))
+    (conflict,) = report.conflicts
+    assert conflict.hard and conflict.path == [0, 1, 2, 3]
+    assert not report.feasible
+    with pytest.raises(InfeasibleConstraintsError, match="0 - 1 - 2 - 3"):
+        report.raise_if_infeasible()
+
+
+def test_n_clusters_without_data_is_not_compared_with_constrained_nodes():
+    S = gc.SideInfo.from_pairs(must=[(0, 1)])
+    assert S.check(n_clusters=3).feasible
