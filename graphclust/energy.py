@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from ._utils import check_float
 from .errors import InvalidConstraintError, InvalidParameterError
 
 __all__ = ["Energy"]
@@ -83,8 +84,8 @@ class Energy:
         n, K = U.shape
         self.unary = U
         self.constant = float(constant)
-        e = np.empty((0, 2), np.int64) if edges is None else np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-        w = np.empty(0) if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
+        e = np.empty((0, 2), np.int64) if edges is None else _index_pairs(edges, "edges")
+        w = np.empty(0) if weights is None else _float_vector(weights, "weights")
         if len(e) != len(w):
             raise InvalidParameterError(f"{len(e)} edges but {len(w)} weights")
         _check_pairs(e, n, "edge")
@@ -99,7 +100,9 @@ class Energy:
                 raise InvalidParameterError(f"label_costs must be {K} finite numbers >= 0")
         self.label_costs = label_costs
         if tables is not None:
-            te = np.asarray(table_edges, dtype=np.int64).reshape(-1, 2)
+            if table_edges is None:
+                raise InvalidParameterError("tables need table_edges: one (i, j) pair per table")
+            te = _index_pairs(table_edges, "table_edges")
             T = np.asarray(tables, dtype=np.float64)
             if T.shape != (len(te), K, K):
                 raise InvalidParameterError(f"tables must have shape ({len(te)}, {K}, {K}), got {T.shape}")
@@ -136,6 +139,8 @@ class Energy:
         >>> E.evaluate([0, 0, 0]), E.evaluate([0, 0, 1])
         (1.0, 2.0)
         """
+        smoothness = check_float(smoothness, "smoothness", low=0.0)
+        constraint_scale = check_float(constraint_scale, "constraint_scale", low=0.0)
         unary = np.asarray(unary, dtype=np.float64)
         if unary.ndim != 2 or unary.shape[0] != problem.n_nodes:
             raise InvalidParameterError(
@@ -234,12 +239,7 @@ class Energy:
         float
             ``inf`` when a hard term is violated.
         """
-        z = np.asarray(labels)
-        if z.shape != (self.n_nodes,):
-            raise InvalidParameterError(f"expected {self.n_nodes} labels, got shape {z.shape}")
-        if z.size and (z.min() < 0 or z.max() >= self.n_labels):
-            raise InvalidParameterError(f"labels must lie in [0, {self.n_labels}), got range [{z.min()}, {z.max()}]")
-        z = z.astype(np.int64, copy=False)
+        z = self._check_labels(labels)
         total = self.constant + self.unary[np.arange(self.n_nodes), z].sum()
         if self.n_edges:
             same = z[self.edges[:, 0]] == z[self.edges[:, 1]]
@@ -253,12 +253,24 @@ class Energy:
 
     def violated_hard_terms(self, labels):
         """Number of hard (infinite) terms a labelling violates."""
-        z = np.asarray(labels, dtype=np.int64)
+        z = self._check_labels(labels)
         n_bad = int(np.isinf(self.unary[np.arange(self.n_nodes), z]).sum())
         if self.n_edges:
             same = z[self.edges[:, 0]] == z[self.edges[:, 1]]
             n_bad += int((np.isposinf(self.weights) & ~same).sum() + (np.isneginf(self.weights) & same).sum())
         return n_bad
+
+    def _check_labels(self, labels):
+        z = np.asarray(labels)
+        if z.shape != (self.n_nodes,):
+            raise InvalidParameterError(f"expected {self.n_nodes} labels, got shape {z.shape}")
+        if z.size and not np.issubdtype(z.dtype, np.integer):
+            if not (np.issubdtype(z.dtype, np.floating) and np.array_equal(z, np.round(z))):
+                raise InvalidParameterError(f"labels must be integers, got dtype {z.dtype}")
+        z = z.astype(np.int64)
+        if z.size and (z.min() < 0 or z.max() >= self.n_labels):
+            raise InvalidParameterError(f"labels must lie in [0, {self.n_labels}), got range [{z.min()}, {z.max()}]")
+        return z
 
     # ------------------------------------------------------------------ interop
     def to_pgmpy(self, kind="markov"):
@@ -281,6 +293,29 @@ class Energy:
             f"n_attractive={int((self.weights > 0).sum())}, n_repulsive={int((self.weights < 0).sum())}, "
             f"n_tables={len(self.tables)}, label_costs={self.label_costs is not None})"
         )
+
+
+def _index_pairs(pairs, name):
+    """``(M, 2)`` int64 node-index pairs; refuses other shapes and non-integers."""
+    try:
+        a = np.asarray(pairs)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{name} must be an array of (i, j) index pairs") from None
+    if a.size == 0:
+        return np.empty((0, 2), np.int64)
+    if a.ndim != 2 or a.shape[1] != 2:
+        raise InvalidParameterError(f"{name} must have shape (n, 2), got {a.shape}")
+    if not np.issubdtype(a.dtype, np.integer):
+        if not (np.issubdtype(a.dtype, np.floating) and np.array_equal(a, np.round(a))):
+            raise InvalidParameterError(f"{name} must hold integer node indices, got dtype {a.dtype}")
+    return a.astype(np.int64)
+
+
+def _float_vector(values, name):
+    try:
+        return np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{name} must be numbers") from None
 
 
 def _check_pairs(e, n, what):

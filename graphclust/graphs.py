@@ -1026,8 +1026,8 @@ def grid_graph(image, connectivity=4, beta=None, *, channel_axis=None, sigma=Non
     >>> G = grid_graph(np.array([[0, 0], [0, 3]]), beta=0)
     >>> sorted(G.edges(data="weight"))
     [((0, 0), (0, 1), 1.0), ((0, 0), (1, 0), 1.0), ((0, 1), (1, 1), 1.0), ((1, 0), (1, 1), 1.0)]
-    >>> G.nodes[1, 1]["features"], G.graph["shape"]
-    ([3.0], (2, 2))
+    >>> G.nodes[1, 1]["features"], G.graph["height"], G.graph["width"]
+    ([3.0], 2, 2)
     """
     beta = _check_grid_params(connectivity, beta, sigma)
     img = _check_image(image, channel_axis)
@@ -1035,7 +1035,8 @@ def grid_graph(image, connectivity=4, beta=None, *, channel_axis=None, sigma=Non
     h, w, c = img.shape
     rows, cols = np.divmod(np.arange(h * w), w)
     nodes = list(zip(rows.tolist(), cols.tolist()))
-    G = nx.Graph(shape=(h, w), connectivity=connectivity, beta=beta)
+    # scalars only, so the graph writes to GraphML as it is
+    G = nx.Graph(height=h, width=w, connectivity=connectivity, beta=float(beta))
     G.add_nodes_from((u, {"features": f}) for u, f in zip(nodes, img.reshape(h * w, c).tolist()))
     G.add_weighted_edges_from(
         (nodes[a], nodes[b], x) for a, b, x in zip(edges[:, 0].tolist(), edges[:, 1].tolist(), weights.tolist())

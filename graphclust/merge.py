@@ -139,7 +139,7 @@ def contract(problem, *, threshold=np.inf):
     """
     if not isinstance(problem, Problem):
         raise InvalidParameterError(f"contract() takes a Problem, got {type(problem).__name__}")
-    if not threshold > 0:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)) or not threshold > 0:
         raise InvalidParameterError(f"threshold must be > 0, got {threshold}")
     n = problem.n_nodes
     pairs, w = problem.constraints, problem.constraint_weights

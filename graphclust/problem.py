@@ -166,7 +166,7 @@ class Problem:
         """
         X = _feature_matrix(X)
         n = X.shape[0]
-        nodes = list(range(n)) if nodes is None else list(nodes)
+        nodes = list(range(n)) if nodes is None else _unique_keys(nodes)
         if len(nodes) != n:
             raise InvalidFeaturesError(f"{len(nodes)} node keys given for {n} rows of X")
         if graph is None:
@@ -205,9 +205,16 @@ class Problem:
             Node keys; ``range(n_nodes)`` when omitted.
         vertex_weights : array-like of shape (n_nodes,) or None, default=None
         """
+        if not sp.issparse(W):
+            try:
+                W = np.asarray(W, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InvalidGraphError("W must be a numeric square matrix (sparse or dense)") from None
+        if W.ndim != 2:
+            raise InvalidGraphError(f"W must be a square matrix, got {W.ndim} dimension(s)")
         n = W.shape[0]
         W = _check_sparse_similarity(W, n)
-        nodes = range(n) if nodes is None else nodes
+        nodes = range(n) if nodes is None else _unique_keys(nodes)
         if len(nodes) != n:
             raise InvalidGraphError(f"{len(nodes)} node keys given for a {n}x{n} matrix")
         if X is not None:
@@ -452,6 +459,18 @@ def _check_sparse_similarity(W, n):
         W = W.maximum(W.T).tocsr()
     W.sort_indices()
     return W
+
+
+def _unique_keys(nodes):
+    """The node keys as a list, refusing repeats (they would merge two rows)."""
+    nodes = list(nodes)
+    if len(set(nodes)) != len(nodes):
+        seen = set()
+        for u in nodes:
+            if u in seen:
+                raise InvalidGraphError(f"node key {u!r} is given twice; node keys must be unique")
+            seen.add(u)
+    return nodes
 
 
 def _feature_matrix(X):

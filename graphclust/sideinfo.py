@@ -83,6 +83,12 @@ class SideInfo:
                 f"constraint {(u, v)!r} has weight {w}; use > 0 for must-link, < 0 for cannot-link",
                 constraint=(u, v),
             )
+        try:
+            hash(u), hash(v)
+        except TypeError:
+            raise InvalidConstraintError(
+                f"constraint {(u, v)!r}: node keys must be hashable (as networkx node keys are)", constraint=None
+            ) from None
         key = (u, v)
         old = self._edges.get(key)
         if old is None:
@@ -122,6 +128,10 @@ class SideInfo:
         S = cls()
         for sign, pairs, name in ((1.0, must, "must"), (-1.0, cannot, "cannot")):
             for item in pairs:
+                if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+                    raise InvalidConstraintError(
+                        f"{name}-link entry {item!r} must be a pair (u, v) or a triple (u, v, strength)"
+                    )
                 if len(item) == 2:
                     (u, v), w = item, weight
                 elif len(item) == 3:

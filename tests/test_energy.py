@@ -273,3 +273,38 @@ def test_evaluate_checks_labels():
         E.evaluate([0, 1])
     with pytest.raises(InvalidParameterError, match=r"labels must lie in \[0, 2\), got range \[0, 2\]"):
         E.evaluate([0, 1, 2])
+
+
+class TestReviewRegressions:
+    """Inputs that used to be truncated silently or to escape as bare numpy errors."""
+
+    def test_fractional_edges_and_labels_are_refused(self):
+        with pytest.raises(InvalidParameterError, match="integer node indices"):
+            Energy(np.zeros((2, 2)), edges=[[0.6, 1.7]], weights=[1.0])
+        E = Energy(np.zeros((2, 2)), edges=[[0, 1]], weights=[1.0])
+        with pytest.raises(InvalidParameterError, match="labels must be integers"):
+            E.evaluate([0.9, 0.2])
+        assert E.evaluate(np.array([0.0, 1.0])) == 1.0  # integral floats are fine
+        with pytest.raises(InvalidParameterError, match=r"lie in \[0, 2\)"):
+            E.violated_hard_terms([0, 5])
+
+    def test_malformed_pairs_weights_and_tables(self):
+        with pytest.raises(InvalidParameterError, match=r"shape \(n, 2\)"):
+            Energy(np.zeros((3, 2)), edges=[[0, 1, 2]], weights=[1.0])
+        with pytest.raises(InvalidParameterError, match="weights must be numbers"):
+            Energy(np.zeros((3, 2)), edges=[[0, 1]], weights=["a"])
+        with pytest.raises(InvalidParameterError, match="tables need table_edges"):
+            Energy(np.zeros((3, 2)), tables=np.zeros((1, 2, 2)))
+        with pytest.raises(InvalidParameterError, match="labels must be integers"):
+            Energy(np.zeros((2, 2))).evaluate(["a", "b"])
+
+    def test_from_problem_refuses_negative_scales(self):
+        import networkx as nx
+
+        import graphclust as gc
+
+        P = gc.Problem.from_graph(nx.path_graph(3))
+        with pytest.raises(InvalidParameterError, match="smoothness must be >= 0"):
+            Energy.from_problem(P, np.zeros((3, 2)), smoothness=-1)
+        with pytest.raises(InvalidParameterError, match="constraint_scale must be finite"):
+            Energy.from_problem(P, np.zeros((3, 2)), constraint_scale=np.nan)

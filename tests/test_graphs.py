@@ -473,7 +473,7 @@ class TestGrid:
         got = {(u[0] * w + u[1], v[0] * w + v[1]): x for u, v, x in G.edges(data="weight")}
         got = {(min(a), max(a)): x for a, x in got.items()}
         assert got == as_dict(edges, weights)
-        assert G.graph["shape"] == (h, w) and G.graph["connectivity"] == connectivity
+        assert (G.graph["height"], G.graph["width"]) == (h, w) and G.graph["connectivity"] == connectivity
 
     @pytest.mark.parametrize("shape", [(1, 1), (1, 5), (5, 1), (2, 2), (2, 7), (7, 2), (6, 5, 3)])
     @pytest.mark.parametrize("connectivity", [4, 8])

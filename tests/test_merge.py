@@ -94,3 +94,12 @@ def test_cut_is_preserved_and_lift_round_trips(data):
         assert R.counts[reduced_labels == k].sum() == (full == k).sum()
     # total weight is split between kept and internal edges
     assert R.W.sum() / 2 + lift.internal_weight.sum() == pytest.approx(P.W.sum() / 2)
+
+
+def test_bad_threshold():
+    from graphclust.errors import InvalidParameterError
+
+    P = gc.Problem.from_graph(nx.path_graph(3))
+    for bad in ["a", 0, -1.0, None]:
+        with pytest.raises(InvalidParameterError, match="threshold"):
+            gc.contract(P, threshold=bad)

@@ -167,3 +167,17 @@ def test_node_renaming_gives_the_same_arrays():
     H = nx.relabel_nodes(G, {u: f"n{u}" for u in G})
     a, b = gc.Problem.from_graph(G), gc.Problem.from_graph(H)
     assert (a.W != b.W).nnz == 0
+
+
+def test_duplicate_node_keys_are_refused():
+    with pytest.raises(InvalidGraphError, match="node key 'a' is given twice"):
+        gc.Problem.from_array(np.zeros((3, 2)), nodes=["a", "a", "c"])
+    with pytest.raises(InvalidGraphError, match="node key 0 is given twice"):
+        gc.Problem.from_arrays(np.ones((3, 3)), nodes=[0, 0, 1])
+
+
+def test_from_arrays_accepts_nested_lists_and_refuses_junk():
+    P = gc.Problem.from_arrays([[0, 1], [1, 0]])
+    assert P.W[0, 1] == 1.0
+    with pytest.raises(InvalidGraphError, match="numeric square matrix"):
+        gc.Problem.from_arrays([["a", "b"], ["c", "d"]])

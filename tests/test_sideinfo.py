@@ -257,3 +257,10 @@ def test_hard_conflict_is_found_behind_a_shorter_soft_path():
 def test_n_clusters_without_data_is_not_compared_with_constrained_nodes():
     S = gc.SideInfo.from_pairs(must=[(0, 1)])
     assert S.check(n_clusters=3).feasible
+
+
+@pytest.mark.parametrize("entry, match", [(1, "must be a pair"), ((1, 2, 3, 4), "must be a pair"),
+                                          (([1], [2]), "hashable")])
+def test_malformed_pair_entries(entry, match):
+    with pytest.raises(InvalidConstraintError, match=match):
+        gc.SideInfo.from_pairs(must=[entry])

@@ -10,12 +10,12 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from .._utils import check_float, check_int, check_random_state
 from ..errors import GraphclustError, InfeasibleConstraintsError, InvalidParameterError, ProblemTooLargeError
-from .base import ENGINES, InferenceResult, register_engine
-from .bp import _check_init, _Directed, _merge_tables, _progress_bar
+from .base import InferenceResult, register_engine
+from .bp import _check_init, _merge_tables, _progress_bar
+from .icm import icm
 
 __all__ = ["lp_relaxation"]
 
@@ -71,7 +71,7 @@ def lp_relaxation(energy, *, solver="HIGHS", max_nodes=MAX_NODES, max_variables=
         of nodes with a fractional marginal), ``"build_seconds"`` (building the cvxpy
         model), ``"compile_seconds"`` (cvxpy canonicalisation), ``"solver_seconds"``
         (time inside the solver), ``"n_variables"``, ``"n_constraints"`` (scalar rows),
-        ``"n_roundings"``, ``"polish"`` (``"icm"``, ``"local"`` or ``None``),
+        ``"n_roundings"``, ``"polish"`` (``"icm"`` or ``None``),
         ``"status"`` and ``"violated_hard_terms"``.
 
     Raises
@@ -332,58 +332,8 @@ def _kt_round(marginals, rng):
 
 
 def _polish(energy, labels, rng):
-    """ICM from ``labels``: the registered ``"icm"`` engine when it is importable,
-    else the built-in sequential local search."""
-    icm = ENGINES.get("icm")
-    if icm is None:
-        try:
-            from . import icm as _icm_module  # noqa: F401  (registers "icm")
-        except ImportError:
-            pass
-        icm = ENGINES.get("icm")
-    if icm is not None:
-        return np.asarray(icm[0](energy, init=labels, random_state=rng).labels, dtype=np.int64), "icm"
-    fin = energy.finite() if energy.has_hard_terms else energy
-    g = _Directed(fin)
-    z = labels.copy()
-    _local_search(np.ascontiguousarray(fin.unary), g.indptr, g.nbr, g.w, g.tab, g.tables, z, 1000)
-    return z, "local"
-
-
-@njit(cache=True)
-def _local_search(U, indptr, nbr, w, tab, tables, z, max_sweeps):
-    """Sequential ICM sweeps in node order on a finite energy: every node takes its
-    cheapest label given its neighbours', changing only on strict improvement, until a
-    sweep changes nothing. Returns the number of sweeps."""
-    n, K = U.shape
-    cost = np.empty(K)
-    for sweep in range(max_sweeps):
-        changed = 0
-        for i in range(n):
-            for k in range(K):
-                cost[k] = U[i, k]
-            for p in range(indptr[i], indptr[i + 1]):
-                zj = z[nbr[p]]
-                t = tab[p]
-                if t >= 0:
-                    for k in range(K):
-                        cost[k] += tables[t, zj, k]
-                elif w[p] > 0:
-                    for k in range(K):
-                        if k != zj:
-                            cost[k] += w[p]
-                else:
-                    cost[zj] -= w[p]
-            arg = z[i]
-            for k in range(K):
-                if cost[k] < cost[arg] - 1e-12 * (1.0 + abs(cost[arg])):
-                    arg = k
-            if arg != z[i]:
-                z[i] = arg
-                changed += 1
-        if changed == 0:
-            return sweep + 1
-    return max_sweeps
+    """ICM from ``labels``: a local minimum no worse than the rounded labelling."""
+    return np.asarray(icm(energy, init=labels, random_state=rng).labels, dtype=np.int64), "icm"
 
 
 def _tick(bar):

@@ -164,32 +164,6 @@ def test_frustrated_cannot_links_are_fractional_and_rounded():
     assert res.info["n_roundings"] == 21 and res.info["polish"] == "icm"
 
 
-def test_builtin_polish_without_icm_engine(monkeypatch):
-    """Without a registered "icm" engine the built-in local search polishes: its result
-    is a local minimum under single-node moves (Potts terms and tables)."""
-    monkeypatch.delitem(ENGINES, "icm")
-    rng = np.random.default_rng(2)
-    polished = 0
-    for _ in range(5):
-        n, K = 7, 3
-        pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
-        e = pairs[rng.random(len(pairs)) < 0.6]
-        E = Energy(rng.normal(0, 0.3, (n, K)), e, -rng.uniform(0.5, 1.5, len(e)), table_edges=[(0, 1)],
-                   tables=rng.uniform(0, 1, (1, K, K)))
-        res = lp_relaxation(E, random_state=0, n_rounding=2)
-        if res.info["fractional"] == 0.0:
-            continue
-        assert res.info["polish"] == "local"
-        polished += 1
-        base = E.evaluate(res.labels)
-        for i in range(n):
-            for k in range(K):
-                z = res.labels.copy()
-                z[i] = k
-                assert E.evaluate(z) >= base - 1e-12
-    assert polished >= 3
-
-
 def test_same_seed_same_rounding():
     E = Energy(np.zeros((5, 3)), edges=[(i, j) for i in range(5) for j in range(i + 1, 5)], weights=[-1.0] * 10)
     a = lp_relaxation(E, random_state=3, polish=False)
