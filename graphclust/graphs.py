@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.spatial import cKDTree
 
+from ._utils import check_feature_matrix as _check_features
 from ._utils import check_float, check_int
 from .errors import (
     InvalidFeaturesError,
@@ -61,53 +62,6 @@ def _one_of(value, name, allowed):
         choices = ", ".join(repr(a) for a in allowed)
         raise InvalidParameterError(f"{name} must be one of {choices}; got {value!r}")
     return value
-
-
-def _check_features(X):
-    """Return X as a finite float64 (n_samples, n_features) array, naming a bad row."""
-    if sp.issparse(X):
-        raise InvalidFeaturesError("X is a sparse matrix; the graph builders need a dense array (X.toarray())")
-    if isinstance(X, nx.Graph):
-        raise InvalidFeaturesError("X is a networkx graph; pass a feature array (n_samples, n_features)")
-    if isinstance(X, (str, bytes)):
-        raise InvalidFeaturesError(f"X is the string {X!r}; expected a numeric array (n_samples, n_features)")
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        _raise_bad_row(X)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise InvalidFeaturesError(f"X must be 2-D (n_samples, n_features), got an array of shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise InvalidFeaturesError("X has no rows: there is nothing to connect")
-    if arr.shape[1] == 0:
-        raise InvalidFeaturesError(f"X has {arr.shape[0]} rows but no columns (no features)")
-    if not np.isfinite(arr.sum()) and not np.isfinite(arr).all():
-        r, c = (int(v) for v in np.argwhere(~np.isfinite(arr))[0])
-        raise InvalidFeaturesError(f"row {r} of X has {arr[r, c]} in column {c}; features must be finite", node=r)
-    return arr
-
-
-def _raise_bad_row(X):
-    """X could not be read as a float matrix: find the first ragged or non-numeric row."""
-    width = None
-    for r, row in enumerate(X):
-        if isinstance(row, (str, bytes)):
-            raise InvalidFeaturesError(f"row {r} of X is the string {row!r}; expected numbers", node=r)
-        vec = np.atleast_1d(np.asarray(row, dtype=object))
-        for x in vec.ravel():
-            if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.number)):
-                raise InvalidFeaturesError(f"row {r} of X has a non-numeric entry {x!r}", node=r)
-        if vec.ndim != 1:
-            raise InvalidFeaturesError(f"row {r} of X has shape {vec.shape}; expected a flat vector", node=r)
-        if width is None:
-            width = vec.size
-        elif vec.size != width:
-            raise InvalidFeaturesError(
-                f"row {r} of X has {vec.size} features but earlier rows have {width} (ragged X)", node=r
-            )
-    raise InvalidFeaturesError("X could not be read as a numeric matrix (n_samples, n_features)")
 
 
 def _metric_space(X, metric):

@@ -1230,17 +1230,7 @@ def write_graphml(path, G, S=None, labels=None, *, label_name="cluster"):
             labels = dict(zip(nodes, arr.tolist()))
 
     mode = _key_mode(nodes)
-    if mode == "int":
-        token = {u: str(int(u)) for u in nodes}
-    elif mode == "str":
-        token = {u: u for u in nodes}
-    else:
-        token = {}
-        for u in nodes:
-            try:
-                token[u] = _key_repr(u)
-            except ValueError as exc:
-                raise GraphMLError(f"node {u!r} cannot be written: {exc}", path=name, element=f"node {u!r}") from None
+    token = _node_tokens(nodes, mode, name)
     if mode != "int":
         for u, t in token.items():
             if _XML_BAD.search(t):
@@ -1325,6 +1315,21 @@ def write_graphml(path, G, S=None, labels=None, *, label_name="cluster"):
         _write_chunks(handle, chunks)
 
 
+def _node_tokens(nodes, mode, path):
+    """How each node key is written under the key mode (``int``, ``str`` or ``repr``)."""
+    if mode == "int":
+        return {u: str(int(u)) for u in nodes}
+    if mode == "str":
+        return {u: u for u in nodes}
+    token = {}
+    for u in nodes:
+        try:
+            token[u] = _key_repr(u)
+        except ValueError as exc:
+            raise GraphMLError(f"node {u!r} cannot be written: {exc}", path=path, element=f"node {u!r}") from None
+    return token
+
+
 def write_side_info_csv(path, S):
     """Write the constraints of ``S`` as a CSV edge list ``u,v,kind,weight``.
 
@@ -1366,18 +1371,7 @@ def write_side_info_csv(path, S):
     mode = _key_mode(nodes)
     if mode == "str" and any(u != u.strip() for u in nodes):
         mode = "repr"  # the reader strips blanks around fields; quote such keys
-    if mode == "int":
-        token = {u: str(int(u)) for u in nodes}
-    elif mode == "str":
-        token = {u: u for u in nodes}
-    else:
-        token = {}
-        for u in nodes:
-            try:
-                token[u] = _key_repr(u)
-            except ValueError as exc:
-                raise GraphMLError(f"node {u!r} cannot be written: {exc}", path=os.fsdecode(path),
-                                   element=f"node {u!r}") from None
+    token = _node_tokens(nodes, mode, os.fsdecode(path))
     buf = _stdio.StringIO()
     if mode == "repr" or (mode == "str" and nodes and all(map(_CANON_INT.fullmatch, nodes))):
         buf.write(f"# node_key_type={mode}\n")

@@ -17,6 +17,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
+from ._utils import check_feature_matrix
 from .errors import (
     InvalidConstraintError,
     InvalidFeaturesError,
@@ -164,7 +165,7 @@ class Problem:
         -------
         Problem
         """
-        X = _feature_matrix(X)
+        X = check_feature_matrix(X)
         n = X.shape[0]
         nodes = list(range(n)) if nodes is None else _unique_keys(nodes)
         if len(nodes) != n:
@@ -218,7 +219,7 @@ class Problem:
         if len(nodes) != n:
             raise InvalidGraphError(f"{len(nodes)} node keys given for a {n}x{n} matrix")
         if X is not None:
-            X = _feature_matrix(X)
+            X = check_feature_matrix(X)
             if X.shape[0] != n:
                 raise InvalidFeaturesError(f"X has {X.shape[0]} rows but W has {n} nodes")
         if vertex_weights is not None:
@@ -471,23 +472,6 @@ def _unique_keys(nodes):
                 raise InvalidGraphError(f"node key {u!r} is given twice; node keys must be unique")
             seen.add(u)
     return nodes
-
-
-def _feature_matrix(X):
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidFeaturesError(f"X must be a numeric 2-D array: {exc}") from None
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2:
-        raise InvalidFeaturesError(f"X must be 2-D (n_samples, n_features), got {X.ndim}-D")
-    if X.shape[0] == 0:
-        raise InvalidGraphError("X has no rows: the problem is empty")
-    if not np.isfinite(X).all():
-        r, c = np.argwhere(~np.isfinite(X))[0]
-        raise InvalidFeaturesError(f"X[{r}, {c}] is {X[r, c]}; features must be finite", node=int(r))
-    return X
 
 
 def _node_features(G, nodes, attr):
