@@ -334,7 +334,7 @@ def _progress(enabled, total):
     return tqdm(total=total, desc="HMRF EM", unit="it")
 
 
-@register_method("hmrf", "HMRF-KMeans: squared-Euclidean centroids, distance-scaled constraint penalties, "
-                         "E-step engine from --inference (icm, bp, lp, exact)")
+@register_method("hmrf", "HMRF-KMeans: centroids with a learnt diagonal metric (as in the paper), "
+                         "distance-scaled penalties, E-step engine from --inference (icm, bp, lp, exact)")
 def _hmrf_factory(n_clusters=2, random_state=None):
-    return HMRF(Centroids(n_clusters), random_state=random_state)
+    return HMRF(Centroids(n_clusters, distortion="mahalanobis"), random_state=random_state)
