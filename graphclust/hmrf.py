@@ -173,10 +173,11 @@ class HMRF(ClusteringEstimator):
         J_prev = np.inf
         converged = False
         bar = _progress(self.progress, self.max_iter)
-        far_pair = None
+        # the energy under the current parameters: built once per iteration, used for
+        # the E-step and (after the M-step changed them) for the objective
+        energy, far_pair = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
         for it in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
-            energy, far_pair = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
             result = solve(energy, self.inference, init=labels, random_state=rng, **options)
             new = result.labels
             if self.safeguard and energy.evaluate(new) > energy.evaluate(labels) + 1e-9 * (1 + abs(result.energy)):
@@ -189,7 +190,8 @@ class HMRF(ClusteringEstimator):
             t0 = time.perf_counter()
             provider.update(problem, labels, must=must_terms, cannot=cannot_terms, far_pair=far_pair)
             m_seconds += time.perf_counter() - t0
-            J = self._objective(problem, provider, pairs, weights, smooth_edges, smooth_w, labels)
+            energy, far_pair = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
+            J = energy.evaluate(labels) + provider.label_free_energy(problem)
             history.append(J)
             if bar is not None:
                 bar.update(1)
@@ -315,10 +317,6 @@ class HMRF(ClusteringEstimator):
             edges = np.concatenate([pairs, smooth_edges])
             w = np.concatenate([w, smooth_w])
         return Energy(U, edges, w), far_pair
-
-    def _objective(self, problem, provider, pairs, weights, smooth_edges, smooth_w, labels):
-        energy, _ = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
-        return energy.evaluate(labels) + provider.label_free_energy(problem)
 
 
 def _dist_to(provider, Y, c):
