@@ -36,7 +36,7 @@ test-fast: $(VENV)/.test
 	$(BIN)/python -m pytest -q -x -m "not slow"
 
 bench: $(VENV)/.bench
-	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .numba_cache .pytest_cache .hypothesis

@@ -41,9 +41,12 @@ class HMRF(ClusteringEstimator):
         The node-potential provider; ``None`` means ``Centroids(2)`` (squared
         Euclidean k-means costs). Its ``n_clusters`` is the number of clusters. It is
         cloned at ``fit``, never modified.
-    inference : str, default="icm"
+    inference : str, default="bp"
         E-step engine, a key of :data:`graphclust.inference.ENGINES`: ``"icm"``,
-        ``"bp"``, ``"lp"``, ``"exact"``, ...
+        ``"bp"``, ``"lp"``, ``"exact"``, ... Loopy BP is the default: it matches the LP's
+        answers in our experiments at a fraction of its cost, and unlike ICM it does
+        not stall on violated constraints that no single-node move can repair
+        (``docs/benchmarks/hmrf.md``).
     penalty : {"distance", "constant"}, default="distance"
         ``"distance"``: a violated must-link costs ``w·φ(x_i, x_j)`` and a violated
         cannot-link ``w̄·(φ_max − φ(x_i, x_j))`` (HMRF-KMeans); ``"constant"``: they
@@ -95,7 +98,7 @@ class HMRF(ClusteringEstimator):
     array([0, 1, 1, 1])
     """
 
-    def __init__(self, potentials=None, *, inference="icm", penalty="distance", use_closure=True,
+    def __init__(self, potentials=None, *, inference="bp", penalty="distance", use_closure=True,
                  max_closure_pairs=200_000, smoothness=0.0, max_iter=100, tol=1e-6, safeguard=True,
                  inference_options=None, random_state=None, progress=False, callback=None):
         self.potentials = potentials
@@ -333,6 +336,6 @@ def _progress(enabled, total):
 
 
 @register_method("hmrf", "HMRF-KMeans: centroids with a learnt diagonal metric (as in the paper), "
-                         "distance-scaled penalties, E-step engine from --inference (icm, bp, lp, exact)")
+                         "distance-scaled penalties, E-step engine from --inference (bp by default; icm, lp, exact)")
 def _hmrf_factory(n_clusters=2, random_state=None):
     return HMRF(Centroids(n_clusters, distortion="mahalanobis"), random_state=random_state)
