@@ -28,7 +28,7 @@ from .merge import Lift, contract
 from .metrics import ari, nmi, pairwise_f_measure, violations
 from .problem import Problem, as_problem
 from .sideinfo import CheckReport, Conflict, SideInfo
-from .spectral import SpectralClustering
+from .spectral import COSC, SpectralClustering
 
 __version__ = "0.1.0.dev0"
 
@@ -64,6 +64,7 @@ __all__ = [
     "InferenceResult",
     # estimators
     "SpectralClustering",
+    "COSC",
     "HMRF",
     "ClusteringResult",
     "check_is_fitted",

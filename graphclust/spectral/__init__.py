@@ -2,6 +2,7 @@
 constrained 1-spectral clustering (COSC): penalised ratios, their tight continuous
 relaxation, optimal thresholding and RatioDCA with a FISTA inner solver."""
 
+from .cosc import COSC
 from .onespectral import BipartitionResult, cosc_bipartition, one_spectral_bipartition, spectral_start
 from .ratiodca import (
     RatioProblem,
@@ -14,6 +15,7 @@ from .ratiodca import (
 from .spectral import SpectralClustering, spectral_embedding
 
 __all__ = [
+    "COSC",
     "SpectralClustering",
     "spectral_embedding",
     "RatioProblem",

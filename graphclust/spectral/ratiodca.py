@@ -140,7 +140,7 @@ class RatioProblem:
         key = rows * n + cols
         uniq, inv = np.unique(key, return_inverse=True)
         m_data = U.nnz
-        self.ew = np.bincount(inv[:m_data], weights=U.data.astype(np.float64), minlength=uniq.size)
+        self.ew = np.bincount(inv[:m_data], weights=U.data.astype(np.float64), minlength=uniq.size).astype(np.float64)
         self.eq = np.bincount(inv[m_data:], weights=mq, minlength=uniq.size)
         self.ei = (uniq // n).astype(np.int64)
         self.ej = (uniq % n).astype(np.int64)

@@ -1,0 +1,550 @@
+"""Constrained 1-spectral clustering (COSC; Rangapuram & Hein, AISTATS 2012): the estimator.
+
+The numerical core (penalised ratio, tight relaxation, RatioDCA, optimal thresholding)
+lives in :mod:`graphclust.spectral.ratiodca` and :mod:`graphclust.spectral.onespectral`;
+this module adds what makes it a clustering method with a guarantee:
+
+* hard must-links are merged (:func:`graphclust.contract`, summed original vertex
+  weights); for ``k = 2`` the cannot-link graph is 2-coloured and each colour class of
+  a cannot-link component is merged as well (derived must-links), so every component
+  collapses to two super-vertices joined by one cannot-link;
+* the ``gamma`` schedule: ``0``, then increasing until the best run violates nothing,
+  then bisection down between the last failing and the first consistent value;
+* the provable fallback: from a constraint-satisfying partition ``C0`` RatioDCA at
+  ``gamma > gvol(V) * NCut(C0) / 4`` can only return consistent partitions no worse
+  than ``C0`` (Theorem 2.1), so **every consistent constraint set is satisfied for
+  k = 2** in hard mode;
+* soft mode (a user ``gamma`` trades the cut against violated constraint weight) and
+  ``k > 2`` by recursive splitting (no guarantee; violations are reported).
+"""
+
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+from .._utils import check_float, check_int, check_random_state
+from ..base import ClusteringEstimator, ClusteringResult, register_method
+from ..errors import InvalidParameterError, TooFewClustersError
+from ..merge import contract
+from ..problem import Problem
+from .onespectral import cosc_bipartition, spectral_start
+from .ratiodca import RatioProblem, _optimal_threshold, _set_ratio
+
+__all__ = ["COSC"]
+
+_BISECT_TOL = 1e-2
+
+
+def _check_choice(options):
+    def check(value, name):
+        if value not in options:
+            raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+    return check
+
+
+def _check_gamma_param(value, name):
+    if value is not None:
+        check_float(value, name, low=0.0)
+
+
+class COSC(ClusteringEstimator):
+    """Constrained 1-spectral clustering: normalised or ratio cut with must-/cannot-links.
+
+    Minimises the balanced cut ``cut(C, C') * gvol(V) / (gvol(C) gvol(C'))``
+    (``gvol`` = summed degrees for ``cut="ncut"``, sizes for ``cut="rcut"``) through
+    its tight continuous relaxation, penalising each violated constraint like ``gamma``
+    units of cut edge weight.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        ``2`` carries the guarantee; ``> 2`` splits recursively: the cluster whose
+        split gives the smallest k-way cut ``sum_l cut(C_l)/gvol(C_l)`` is split
+        next (in hard mode the fewest violated constraints come first, the cut breaks
+        ties; in soft mode the cut comes first, each split having already priced
+        its violations at ``gamma``). The constraints inside a cluster
+        are carried into its sub-problem; when its cannot-links are 2-colourable the
+        split satisfies all of them (the k = 2 machinery), otherwise the split with
+        the fewest violations found by the schedule is kept. No guarantee for k > 2:
+        violations are reported in ``result_.violations``.
+    cut : {"ncut", "rcut"}, default="ncut"
+    mode : {"hard", "soft"}, default="hard"
+        ``"hard"``: every constraint is treated as hard, **whatever its weight in the
+        side information** (soft weights are made hard); the ``gamma`` schedule and
+        the fallback return a partition violating none for ``n_clusters=2``.
+        ``"soft"``: hard must-links are merged, every other constraint is priced at
+        ``gamma * |weight|`` (a hard cannot-link counts with weight 1).
+    gamma : float or None, default=None
+        Soft mode: the price of one unit of violated constraint weight (required).
+        Hard mode: the first positive value of the schedule (default ``0.2`` times the
+        mean edge weight).
+    n_starts : int, default=5
+        RatioDCA starts per split: the spectral start plus ``n_starts - 1`` Gaussian
+        random vectors (the constraint-satisfying partition is added in hard mode).
+    tol : float, default=1e-4
+        Relative-decrease stopping tolerance of RatioDCA.
+    max_gamma_steps : int, default=12
+        Cap on the schedule; the fallback takes over when it runs out.
+    random_state : None, int or numpy.random.Generator, default=None
+    progress : bool, default=False
+        Show a tqdm bar over the ``gamma`` steps.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_nodes,)
+    nodes_, partition_, n_clusters_, problem_
+        See :class:`~graphclust.base.ClusteringEstimator`.
+    cut_value_ : float
+        Total weight of the cut data edges.
+    result_ : ClusteringResult
+        ``objective``: the balanced cut ``sum_l cut(C_l)/gvol(C_l)`` on the original
+        graph (equal to ``cut * gvol(V) / (gvol(C) gvol(C'))`` for two clusters;
+        clusters of zero volume contribute 0); ``violations``; ``info`` with
+        ``gamma`` (the value the answer was found at), ``fallback`` (whether the
+        provable fallback was used), ``gamma_bound`` (the theoretical value),
+        ``start_cut`` (balanced cut of the constraint-satisfying start), ``history``
+        (per ``gamma``: the ratio and violations of every start) and
+        ``n_super_nodes``.
+
+    Notes
+    -----
+    Isolated vertices (degree 0 under ``cut="ncut"``, so zero weight and no edges)
+    change neither the cut nor the balance; they are left out of the optimisation and
+    then placed opposite their cannot-linked partners, otherwise into the cluster of
+    the first node. A graph with fewer than two vertices of positive weight gets the
+    constraint colouring (cut 0).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> import graphclust as gc
+    >>> G = nx.barbell_graph(4, 0)
+    >>> S = gc.SideInfo.from_pairs(cannot=[(0, 3)])
+    >>> est = COSC(n_clusters=2, random_state=0).fit(G, S)
+    >>> est.labels_.tolist(), est.result_.violations.n_violated
+    ([0, 0, 0, 1, 1, 1, 1, 1], 0)
+    """
+
+    _constraints: ClassVar[dict] = {
+        "n_clusters": lambda v, name: check_int(v, name, low=2),
+        "cut": _check_choice(("ncut", "rcut")),
+        "mode": _check_choice(("hard", "soft")),
+        "gamma": _check_gamma_param,
+        "n_starts": lambda v, name: check_int(v, name, low=1),
+        "tol": lambda v, name: check_float(v, name, low=0.0, low_open=True),
+        "max_gamma_steps": lambda v, name: check_int(v, name, low=1),
+        "progress": lambda v, name: None,
+    }
+
+    def __init__(self, n_clusters=2, *, cut="ncut", mode="hard", gamma=None, n_starts=5, tol=1e-4,
+                 max_gamma_steps=12, random_state=None, progress=False):
+        self.n_clusters = n_clusters
+        self.cut = cut
+        self.mode = mode
+        self.gamma = gamma
+        self.n_starts = n_starts
+        self.tol = tol
+        self.max_gamma_steps = max_gamma_steps
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------------ driver
+    def _fit(self, problem):
+        if self.mode == "soft" and self.gamma is None:
+            raise InvalidParameterError("gamma of COSC is required in mode='soft' (the price of one violation)")
+        rng = check_random_state(self.random_state)
+        b0 = problem.degrees() if self.cut == "ncut" else np.ones(problem.n_nodes)
+        w = problem.constraint_weights
+        if self.mode == "hard":
+            w = np.where(w > 0, np.inf, -np.inf)
+        p = Problem(nodes=problem.nodes, W=problem.W, X=None, counts=problem.counts, vertex_weights=b0,
+                    constraints=problem.constraints, constraint_weights=w)
+        reduced, lift = contract(p)
+        if reduced.n_nodes < self.n_clusters:
+            raise TooFewClustersError(
+                f"n_clusters={self.n_clusters} but the problem has only {reduced.n_nodes} node(s) after merging "
+                "must-links", n_clusters=self.n_clusters,
+            )
+        W = sp.csr_array(reduced.W)
+        b = reduced.vertex_weights
+        pairs, cw = reduced.constraints, reduced.constraint_weights
+        if self.n_clusters == 2:
+            labels, info = self._two_way(W, b, pairs, cw, reduced.nodes, rng, derive=self.mode == "hard")
+        else:
+            labels, info = self._k_way(W, b, pairs, cw, rng)
+        full = lift(labels)
+        per_cut, total = _cluster_cuts(problem.W, full)
+        vol = np.bincount(full, weights=b0, minlength=per_cut.size)
+        objective = float(np.sum(np.divide(per_cut, vol, out=np.zeros_like(per_cut), where=vol > 0)))
+        self.cut_value_ = total
+        info["n_super_nodes"] = reduced.n_nodes
+        return full, ClusteringResult(objective=objective, history=info.get("objectives", []), info=info)
+
+    # ------------------------------------------------------------------ k = 2
+    def _two_way(self, W, b, pairs, cw, nodes, rng, derive):
+        """Bipartition of a contracted graph; returns labels over its vertices and info."""
+        n = W.shape[0]
+        must = cw > 0
+        if self.mode == "hard":
+            cl = pairs[~must]
+            if derive:
+                colour, comp = _two_colouring(n, cl, nodes)
+                lab = _derived_groups(n, colour, comp)
+                k2 = int(lab.max()) + 1
+                W2, b2 = _merge(W, b, lab, k2)
+                cl2 = np.unique(np.sort(lab[cl], axis=1), axis=0) if len(cl) else cl
+                labels2, info = self._solve(W2, b2, cl2, None, None, None, rng, strict=True)
+                info["n_derived_super_nodes"] = k2
+                return labels2[lab], info
+            return self._solve(W, b, cl, None, None, None, rng, strict=False)
+        cq = np.where(np.isinf(cw[~must]), 1.0, -cw[~must])
+        return self._solve(W, b, pairs[~must], cq, pairs[must], cw[must], rng, strict=False)
+
+    def _solve(self, W, b, cl, cq, ml, mq, rng, strict):
+        """Solve on the vertices of positive weight, then place the others."""
+        n = W.shape[0]
+        pos = b > 0
+        idx = np.flatnonzero(pos)
+        new = np.full(n, -1, dtype=np.int64)
+        new[idx] = np.arange(idx.size)
+        info = {"gamma": 0.0, "fallback": False, "gamma_bound": None, "start_cut": None, "history": []}
+        side = np.full(n, -1, dtype=np.int64)
+        if idx.size >= 2:
+            Wp = W[idx][:, idx] if idx.size < n else W
+            keep = pos[cl[:, 0]] & pos[cl[:, 1]] if len(cl) else np.zeros(0, bool)
+            clp = new[cl[keep]]
+            cqp = None if cq is None else cq[keep]
+            if ml is not None and len(ml):
+                mkeep = pos[ml[:, 0]] & pos[ml[:, 1]]
+                mlp, mqp = new[ml[mkeep]], mq[mkeep]
+            else:
+                mlp = mqp = None
+            if idx.size == 2:
+                mask = np.array([False, True])
+            else:
+                P = RatioProblem(Wp, b[idx], cannot_pairs=clp, cannot_w=cqp, must_pairs=mlp, must_w=mqp)
+                if self.mode == "soft":
+                    mask = self._soft(P, rng, info)
+                else:
+                    mask = self._schedule(P, rng, info, strict)
+            side[idx] = mask.astype(np.int64)
+        elif idx.size == 1:
+            side[idx] = 0
+        _place_free(side, cl)
+        if side.max() == 0 and n >= 2:  # everything in one cluster: only zero-weight vertices can move
+            zero = np.flatnonzero(~pos)
+            side[zero[-1] if zero.size else n - 1] = 1
+        return side, info
+
+    def _starts(self, P, rng):
+        return [spectral_start(P, random_state=rng)] + [rng.standard_normal(P.n) for _ in range(self.n_starts - 1)]
+
+    def _runs(self, P, gamma, inits, states):
+        return [cosc_bipartition(P, gamma=gamma, init=f0, state=st, tol=self.tol)
+                for f0, st in zip(inits, states)]
+
+    def _soft(self, P, rng, info):
+        gamma = float(self.gamma)
+        starts = self._starts(P, rng)
+        runs = self._runs(P, gamma, starts, [None] * len(starts))
+        best = min(runs, key=lambda r: r.ratio)
+        info["gamma"] = gamma
+        info["history"].append(_record(gamma, runs, best))
+        return best.labels.astype(bool)
+
+    def _schedule(self, P, rng, info, strict):
+        """The gamma schedule with the provable fallback (hard mode)."""
+        starts = self._starts(P, rng)
+        C0 = _consistent_start(P, starts[0]) if strict and P.cq.size else None
+        # candidates: (balanced cut, mask, gamma); best_any also ranks violating runs
+        best = None
+        best_any = None
+
+        def consider(res, gamma):
+            nonlocal best, best_any
+            if res.n_violated == 0 and (best is None or res.balanced_cut < best[0]
+                                        or (best[2] is None and res.balanced_cut <= best[0] * (1 + 1e-12))):
+                best = (res.balanced_cut, res.labels.astype(bool), gamma)
+            key = (res.n_violated, res.balanced_cut)
+            if best_any is None or key < best_any[0]:
+                best_any = (key, res.labels.astype(bool), gamma)
+
+        if C0 is not None:
+            bc0 = _set_ratio(P, C0, 0.0)
+            info["start_cut"] = bc0
+            best = (bc0, C0, None)
+            # Theorem 2.1: above this price no partition with a violation beats C0
+            info["gamma_bound"] = bound = 1.01 * P.gvol * bc0 / 4.0
+            if bc0 == 0.0:
+                return C0
+            starts.append(C0.astype(np.float64))
+        else:
+            bound = np.inf
+        first = float(self.gamma) if self.gamma else 0.2 * (float(P.ew.mean()) if P.n_edges else 1.0)
+        gamma, lo, hi = 0.0, None, None
+        warm, states = starts, [None] * len(starts)
+        warm_lo, states_lo = warm, states
+        bar = _bar(self.progress, self.max_gamma_steps)
+        for _ in range(self.max_gamma_steps):
+            # warm starts from the previous gamma, plus the fresh starts (warm starts
+            # alone tend to collapse onto one solution)
+            runs = self._runs(P, gamma, warm, states)
+            if gamma > 0.0:
+                runs += self._runs(P, gamma, starts, [None] * len(starts))
+            chosen = min(runs, key=lambda r: r.ratio)
+            info["history"].append(_record(gamma, runs, chosen))
+            for r in runs:
+                consider(r, gamma)
+            if bar is not None:
+                bar.update(1)
+            if chosen.n_violated == 0:
+                hi = gamma
+                if gamma == 0.0 or lo is None or (hi - lo) / hi < _BISECT_TOL:
+                    break
+                gamma = 0.5 * (lo + hi)
+                warm, states = warm_lo, states_lo
+            else:
+                lo = gamma
+                warm_lo, states_lo = [r.f for r in runs[:len(starts)]], [r.state for r in runs[:len(starts)]]
+                warm, states = warm_lo, states_lo
+                if hi is None:
+                    gamma = first if gamma == 0.0 else 2.0 * gamma
+                    if gamma >= bound:
+                        break
+                else:
+                    if (hi - lo) / hi < _BISECT_TOL:
+                        break
+                    gamma = 0.5 * (lo + hi)
+        if bar is not None:
+            bar.close()
+        if hi is None and C0 is not None:  # schedule found no consistent argmin: the provable fallback
+            res = cosc_bipartition(P, gamma=bound, init=C0.astype(np.float64), tol=self.tol)
+            info["fallback"] = True
+            info["history"].append(_record(bound, [res], res))
+            consider(res, bound)
+        if best is None:  # only without the fallback (k > 2, cannot-links not 2-colourable)
+            info["gamma"] = best_any[2]
+            return best_any[1]
+        info["gamma"] = best[2] if best[2] is not None else bound
+        return best[1]
+
+    # ------------------------------------------------------------------ k > 2
+    def _k_way(self, W, b, pairs, cw, rng):
+        n = W.shape[0]
+        labels = np.zeros(n, dtype=np.int64)
+        cache = {}
+        objectives = []
+        info = {"splits": [], "gamma": None, "fallback": False}
+        for k in range(1, self.n_clusters):
+            best = None
+            for c in range(k):
+                members = np.flatnonzero(labels == c)
+                if members.size < 2:
+                    continue
+                key = tuple(members.tolist())
+                if key not in cache:
+                    cache[key] = self._split(W, b, pairs, cw, members, rng)
+                side = cache[key][0]
+                trial = labels.copy()
+                trial[members[side == 1]] = k
+                obj = _kway_objective(W, b, trial, k + 1)
+                viol = _count_violations(trial, pairs, cw)
+                rank = (viol, obj) if self.mode == "hard" else (obj, viol)
+                if best is None or rank < best[0]:
+                    best = (rank, trial, c, cache[key][1], viol, obj)
+            if best is None:
+                raise TooFewClustersError(  # pragma: no cover - n >= n_clusters is checked first
+                    f"n_clusters={self.n_clusters}: no cluster with two or more nodes is left to split",
+                    n_clusters=self.n_clusters,
+                )
+            _, labels, c, sub, viol, obj = best
+            objectives.append(obj)
+            info["splits"].append({"cluster": c, "objective": obj, "violated": viol,
+                                   "gamma": sub.get("gamma"), "fallback": sub.get("fallback")})
+        info["objectives"] = objectives
+        return labels, info
+
+    def _split(self, W, b, pairs, cw, members, rng):
+        loc = np.full(W.shape[0], -1, dtype=np.int64)
+        loc[members] = np.arange(members.size)
+        inside = (loc[pairs[:, 0]] >= 0) & (loc[pairs[:, 1]] >= 0) if len(pairs) else np.zeros(0, bool)
+        sub_pairs, sub_w = loc[pairs[inside]], cw[inside]
+        Ws = W[members][:, members]
+        derive = False
+        if self.mode == "hard":
+            cl = sub_pairs[sub_w < 0]
+            derive = _is_bipartite(members.size, cl)
+        return self._two_way(Ws, b[members], sub_pairs, sub_w, list(range(members.size)), rng, derive)
+
+
+# ---------------------------------------------------------------------- helpers
+def _record(gamma, runs, chosen):
+    return {"gamma": float(gamma), "ratios": [float(r.ratio) for r in runs],
+            "violated": [int(r.n_violated) for r in runs], "chosen_violated": int(chosen.n_violated),
+            "chosen_ratio": float(chosen.ratio), "labels": chosen.labels.astype(bool)}
+
+
+def _bar(enabled, total):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="COSC gamma", unit="step")
+
+
+def _cluster_cuts(W, labels, k=None):
+    coo = sp.coo_array(W)
+    lr, lc = labels[coo.row], labels[coo.col]
+    cross = lr != lc
+    k = int(labels.max()) + 1 if k is None else k
+    per = np.bincount(lr[cross], weights=coo.data[cross].astype(np.float64), minlength=k).astype(np.float64)
+    return per, float(coo.data[cross].sum() / 2.0)
+
+
+def _kway_objective(W, b, labels, k):
+    per, _ = _cluster_cuts(W, labels, k)
+    vol = np.bincount(labels, weights=b, minlength=k)
+    return float(np.sum(np.divide(per, vol, out=np.zeros_like(per), where=vol > 0)))
+
+
+def _count_violations(labels, pairs, cw):
+    if len(pairs) == 0:
+        return 0
+    same = labels[pairs[:, 0]] == labels[pairs[:, 1]]
+    return int(np.sum(np.where(cw > 0, ~same, same)))
+
+
+def _merge(W, b, lab, k):
+    """Sum the vertices of each group of ``lab``: ``(P^T W P`` without its diagonal, ``P^T b)``."""
+    coo = sp.coo_array(W)
+    r, c = lab[coo.row], lab[coo.col]
+    off = r != c
+    W2 = sp.coo_array((coo.data[off], (r[off], c[off])), shape=(k, k)).tocsr()
+    W2.sum_duplicates()
+    W2 = sp.csr_array(0.5 * (W2 + W2.T))
+    W2.eliminate_zeros()
+    return W2, np.bincount(lab, weights=b, minlength=k)
+
+
+def _double_cover(n, cl):
+    a, c = cl[:, 0], cl[:, 1]
+    rows = np.concatenate([a, a + n])
+    cols = np.concatenate([c + n, c])
+    A = sp.coo_array((np.ones(rows.size, np.int8), (rows, cols)), shape=(2 * n, 2 * n)).tocsr()
+    return A + A.T
+
+
+def _is_bipartite(n, cl):
+    if len(cl) == 0:
+        return True
+    _, lab = connected_components(_double_cover(n, cl), directed=False)
+    v = np.unique(cl)
+    return not np.any(lab[v] == lab[v + n])
+
+
+def _two_colouring(n, cl, nodes):
+    """2-colour the cannot-link graph: ``(colour, component)``, ``-1`` for free vertices.
+
+    Vertex ``v`` and its copy ``v + n`` in the bipartite double cover (an edge ``a-b``
+    becomes ``a-(b+n)`` and ``(a+n)-b``) fall into one component exactly when an odd
+    cycle runs through ``v``; otherwise the component of ``v`` fixes its colour.
+
+    Raises
+    ------
+    TooFewClustersError
+        An odd cycle of cannot-links (listed, by node) needs three clusters.
+    """
+    colour = np.full(n, -1, dtype=np.int64)
+    comp = np.full(n, -1, dtype=np.int64)
+    if len(cl) == 0:
+        return colour, comp
+    A = _double_cover(n, cl)
+    _, lab = connected_components(A, directed=False)
+    v = np.unique(cl)
+    odd = v[lab[v] == lab[v + n]]
+    if odd.size:
+        cycle = _odd_cycle(A, int(odd[0]), n)
+        keys = [nodes[i] for i in cycle]
+        chain = " - ".join(map(repr, keys + keys[:1]))
+        raise TooFewClustersError(
+            f"n_clusters=2 but the cannot-links form an odd cycle {chain} (nodes stand for their must-link "
+            "groups), which no 2-partition satisfies; use n_clusters >= 3 or mode='soft'",
+            n_clusters=2, min_clusters=3, clique=keys,
+        )
+    C = sp.coo_array((np.ones(len(cl), np.int8), (cl[:, 0], cl[:, 1])), shape=(n, n)).tocsr()
+    _, cc = connected_components(C, directed=False)
+    root = np.full(n, n, dtype=np.int64)
+    np.minimum.at(root, cc[v], v)
+    comp[v] = cc[v]
+    colour[v] = (lab[v] != lab[root[cc[v]]]).astype(np.int64)
+    return colour, comp
+
+
+def _odd_cycle(A, v, n):
+    """A simple odd cycle of the cannot-link graph through the double-cover path ``v -> v+n``."""
+    _, pred = breadth_first_order(A, v, directed=False, return_predecessors=True)
+    walk = [v + n]
+    while walk[-1] != v:
+        walk.append(int(pred[walk[-1]]))
+    cyc = [x % n for x in walk[:-1]]  # closed walk of odd length (cyclic)
+    while True:
+        seen = {}
+        for i, x in enumerate(cyc):
+            if x in seen:
+                j = seen[x]
+                sub, rest = cyc[j:i], cyc[:j] + cyc[i:]
+                cyc = sub if len(sub) % 2 else rest
+                break
+            seen[x] = i
+        else:
+            return cyc
+
+
+def _derived_groups(n, colour, comp):
+    """Group id per vertex: one group per (cannot-link component, colour), singletons
+    otherwise; numbered in order of first vertex."""
+    key = np.where(colour >= 0, n + 2 * comp + colour, np.arange(n))
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inv.reshape(-1)]
+
+
+def _consistent_start(P, f):
+    """A partition satisfying every cannot-link of ``P`` (each vertex in at most one
+    pair, as after derived merging): the endpoints of each pair are pushed to opposite
+    extremes of ``f`` (keeping their order) and the best feasible level set is taken."""
+    f = np.asarray(f, dtype=np.float64).copy()
+    lo, hi = f.min() - 1.0, f.max() + 1.0
+    a, c = P.ca, P.cb
+    swap = f[a] > f[c]
+    low = np.where(swap, c, a)
+    high = np.where(swap, a, c)
+    f[low] = lo
+    f[high] = hi
+    thr = _optimal_threshold(P, f, 0.0, feasible_only=True)
+    return thr.mask.copy()
+
+
+def _place_free(side, cl):
+    """Give unplaced vertices (zero weight) a side: opposite an already placed
+    cannot-linked partner when there is one, else 0. Only isolated vertices get here,
+    so the cut does not change."""
+    if not (side < 0).any():
+        return
+    for a, c in cl.tolist():
+        if side[a] < 0 and side[c] >= 0:
+            side[a] = 1 - side[c]
+        elif side[c] < 0 and side[a] >= 0:
+            side[c] = 1 - side[a]
+        elif side[a] < 0 and side[c] < 0:
+            side[a], side[c] = 0, 1
+    side[side < 0] = 0
+
+
+@register_method("cosc", "constrained 1-spectral clustering (normalised cut); hard mode satisfies every "
+                         "consistent constraint set for k = 2, k > 2 by recursive splitting")
+def _cosc_factory(n_clusters=2, random_state=None):
+    return COSC(n_clusters=n_clusters, random_state=random_state)
