@@ -34,7 +34,7 @@ from .ratiodca import RatioProblem, _optimal_threshold, _set_ratio
 
 __all__ = ["COSC"]
 
-_BISECT_TOL = 1e-2
+_BISECT_TOL = 0.2  # relative width at which the bisection of gamma stops
 
 
 def _check_choice(options):
@@ -284,6 +284,7 @@ class COSC(ClusteringEstimator):
             bound = np.inf
         first = float(self.gamma) if self.gamma else 0.2 * (float(P.ew.mean()) if P.n_edges else 1.0)
         gamma, lo, hi = 0.0, None, None
+        n_pos = 0
         warm, states = starts, [None] * len(starts)
         warm_lo, states_lo = warm, states
         bar = _bar(self.progress, self.max_gamma_steps)
@@ -292,7 +293,11 @@ class COSC(ClusteringEstimator):
             # alone tend to collapse onto one solution)
             runs = self._runs(P, gamma, warm, states)
             if gamma > 0.0:
-                runs += self._runs(P, gamma, starts, [None] * len(starts))
+                # all fresh starts at the first positive gamma; later only the spectral
+                # start and the constraint-satisfying partition (halves the cost)
+                fresh = starts if n_pos == 0 else [starts[0]] + ([starts[-1]] if C0 is not None else [])
+                runs += self._runs(P, gamma, fresh, [None] * len(fresh))
+                n_pos += 1
             chosen = min(runs, key=lambda r: r.ratio)
             info["history"].append(_record(gamma, runs, chosen))
             for r in runs:

@@ -168,15 +168,17 @@ def _result(best, runs, gamma):
     )
 
 
-def _dca_kwargs(max_outer, inner_iter, max_inner_iter, tol, callback, progress):
+def _dca_kwargs(max_outer, inner_iter, max_inner_iter, tol, callback, progress, stable_outer=3):
     return dict(max_outer=check_int(max_outer, "max_outer", low=1),
                 inner_iter=check_int(inner_iter, "inner_iter", low=1),
                 max_inner_iter=check_int(max_inner_iter, "max_inner_iter", low=1),
-                tol=tol, callback=callback, progress=progress)
+                tol=tol, callback=callback, progress=progress,
+                stable_outer=check_int(stable_outer, "stable_outer", low=0))
 
 
 def one_spectral_bipartition(W, g=None, cut="ncut", *, n_starts=5, random_state=None, max_outer=200,
-                             inner_iter=100, max_inner_iter=10_000, tol=1e-6, callback=None, progress=False):
+                             inner_iter=100, max_inner_iter=10_000, tol=1e-6, stable_outer=3, callback=None,
+                             progress=False):
     """Unconstrained 1-spectral clustering into two sets (normalised or ratio cut).
 
     Runs RatioDCA at ``gamma = 0`` from the spectral start (:func:`spectral_start`)
@@ -198,6 +200,9 @@ def one_spectral_bipartition(W, g=None, cut="ncut", *, n_starts=5, random_state=
     random_state : None, int or numpy.random.Generator, default=None
     max_outer, inner_iter, max_inner_iter, tol, callback, progress
         Passed to :func:`graphclust.spectral.ratiodca.ratio_dca` for every start.
+    stable_outer : int, default=3
+        Stop a run once its optimal threshold set has not changed for this many
+        accepted RatioDCA steps in a row; ``0`` runs to ``tol``.
 
     Returns
     -------
@@ -225,7 +230,7 @@ def one_spectral_bipartition(W, g=None, cut="ncut", *, n_starts=5, random_state=
     W_b = _vertex_weights(W, g, cut)
     P = W if isinstance(W, RatioProblem) else RatioProblem(W, W_b)
     rng = check_random_state(random_state)
-    kw = _dca_kwargs(max_outer, inner_iter, max_inner_iter, tol, callback, progress)
+    kw = _dca_kwargs(max_outer, inner_iter, max_inner_iter, tol, callback, progress, stable_outer)
     starts = [spectral_start(P, random_state=rng)] + [rng.standard_normal(P.n) for _ in range(n_starts - 1)]
     best, runs = _run_starts(P, starts, 0.0, False, kw)
     return _result(best, runs, 0.0)
@@ -233,7 +238,8 @@ def one_spectral_bipartition(W, g=None, cut="ncut", *, n_starts=5, random_state=
 
 def cosc_bipartition(W, g=None, cannot_pairs=None, cannot_w=None, gamma=0.0, init=None, *, must_pairs=None,
                      must_w=None, state=None, feasible_only=False, random_state=None, max_outer=200,
-                     inner_iter=100, max_inner_iter=10_000, tol=1e-6, callback=None, progress=False):
+                     inner_iter=100, max_inner_iter=10_000, tol=1e-6, stable_outer=3, callback=None,
+                     progress=False):
     """One RatioDCA run of constrained 1-spectral clustering at a fixed penalty ``gamma``.
 
     Minimises the continuous penalised ratio :math:`F_\\gamma` from ``init`` and
@@ -289,6 +295,8 @@ def cosc_bipartition(W, g=None, cannot_pairs=None, cannot_w=None, gamma=0.0, ini
     random_state : None, int or numpy.random.Generator, default=None
     max_outer, inner_iter, max_inner_iter, tol, callback, progress
         Passed to :func:`graphclust.spectral.ratiodca.ratio_dca`.
+    stable_outer : int, default=3
+        As in :func:`one_spectral_bipartition`.
 
     Returns
     -------
@@ -327,7 +335,7 @@ def cosc_bipartition(W, g=None, cannot_pairs=None, cannot_w=None, gamma=0.0, ini
     else:
         P = RatioProblem(W, _vertex_weights(W, g, "ncut"), cannot_pairs=cannot_pairs, cannot_w=cannot_w,
                          must_pairs=must_pairs, must_w=must_w)
-    kw = _dca_kwargs(max_outer, inner_iter, max_inner_iter, tol, callback, progress)
+    kw = _dca_kwargs(max_outer, inner_iter, max_inner_iter, tol, callback, progress, stable_outer)
     if init is None:
         f0 = spectral_start(P, random_state=random_state)
     else:

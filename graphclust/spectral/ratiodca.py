@@ -35,6 +35,7 @@ from numba import njit
 from .._utils import check_float, check_int
 from ..errors import InvalidConstraintError, InvalidGraphError, InvalidParameterError
 
+_LAYOUT_MIN_N = 2000
 __all__ = [
     "DualState",
     "InnerResult",
@@ -153,6 +154,7 @@ class RatioProblem:
         self.d_max = max(int(udeg.max()) if n else 0, 1)
         self._lap_max = None
         self._D = None
+        self._layout = None
 
     @property
     def n_edges(self):
@@ -172,6 +174,29 @@ class RatioProblem:
             self._D = sp.csr_array((data, (r, c)), shape=(m, self.n))
             self._DT = self._D.T.tocsr()
         return self._D, self._DT
+
+    def local_layout(self):
+        """Renumbering used by the inner solver on large graphs, or None (``n < 2000``).
+
+        Reverse Cuthill-McKee order of the vertices and the edges sorted by their
+        new endpoints (each edge keeps its orientation ``ei -> ej``), so the FISTA
+        loops touch nearby memory:
+        ``(vertex order, edge order, new ei, new ej)``.
+        """
+        if self._layout is None:
+            if self.n < _LAYOUT_MIN_N or self.n_edges == 0:
+                self._layout = False
+            else:
+                from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+                A = sp.csr_matrix((np.ones(self.n_edges), (self.ei, self.ej)), shape=(self.n, self.n))
+                vp = np.asarray(reverse_cuthill_mckee((A + A.T).tocsr(), symmetric_mode=True), dtype=np.int64)
+                rank = np.empty(self.n, dtype=np.int64)
+                rank[vp] = np.arange(self.n)
+                a, c = rank[self.ei], rank[self.ej]  # orientation kept: beta's sign stays valid
+                ep = np.lexsort((c, a))
+                self._layout = (vp, ep, a[ep].copy(), c[ep].copy())
+        return self._layout or None
 
     def laplacian_max(self):
         """An upper estimate of the largest eigenvalue of ``D^T D`` (unweighted Laplacian).
@@ -583,6 +608,13 @@ def optimal_threshold(problem, f, gamma=0.0, *, feasible_only=False):
     return _optimal_threshold(problem, f, gamma, feasible_only)
 
 
+def _threshold_mask(problem, f, gamma):
+    """The set chosen by :func:`optimal_threshold` (None for a constant ``f``)."""
+    if f.max() == f.min():
+        return None
+    return _optimal_threshold(problem, f, gamma).mask
+
+
 def _optimal_threshold(problem, f, gamma, feasible_only=False):
     _, fs, t, cut, viol, n_viol, denom = _sweep(problem, f, gamma)
     ratios = (cut + gamma * viol) / denom
@@ -657,11 +689,12 @@ class InnerResult:
 def _project_simplex(z):
     """Euclidean projection onto {x >= 0, sum x = 1}; only entries above max(z) - 1 matter."""
     top = z.max()
-    cand = np.flatnonzero(z > top - 1.0)
+    cand = np.flatnonzero(z >= top - 1.0)
     zc = np.sort(z[cand])[::-1]
     css = np.cumsum(zc) - 1.0
     k = np.arange(1, zc.size + 1)
-    rho = np.flatnonzero(zc - css / k > 0)[-1]
+    pos = np.flatnonzero(zc - css / k > 0)
+    rho = pos[-1] if pos.size else 0  # empty only by round-off at huge |z|
     tau = css[rho] / (rho + 1)
     return np.maximum(z - tau, 0.0)
 
@@ -678,7 +711,7 @@ def _simplex_tau(z):
     k = 0
     total = 0.0
     for i in range(z.size):
-        if z[i] > top - 1.0:
+        if z[i] >= top - 1.0:  # ">=": the maximum itself always qualifies, even when top - 1 == top
             buf[k] = z[i]
             total += z[i]
             k += 1
@@ -691,7 +724,7 @@ def _simplex_tau(z):
                 buf[k_new] = buf[j]
                 total += buf[j]
                 k_new += 1
-        if k_new == k:
+        if k_new == k or k_new == 0:  # k_new == 0 only by round-off at huge |z|
             return tau
         k = k_new
         tau = (total - 1.0) / k
@@ -715,29 +748,66 @@ def _dual_residual(ei, ej, gs, inv_sq, beta, v, use_simplex, z):
 
 
 @njit(cache=True)
+def _shifted(ei, ej, gs, inv_sq, beta, v, use_simplex, z):
+    """z = gs + v - D^T beta / sqrt(d_max) (before the simplex projection), written into z."""
+    for i in range(gs.size):
+        z[i] = gs[i] + v[i] if use_simplex else gs[i]
+    for e in range(ei.size):
+        b = beta[e] * inv_sq
+        z[ei[e]] -= b
+        z[ej[e]] += b
+    return z
+
+
+@njit(cache=True)
 def _fista_kernel(ei, ej, box, gs, inv_sq, step, beta, v, use_simplex, max_iter, gap_tol, check_every,
                   w, c, g, scale):
-    """FISTA on the rescaled dual of the inner problem; returns (beta, v, n_iter)."""
+    """FISTA on the rescaled dual of the inner problem; returns (beta, v, n_iter).
+
+    One pass over the edges per iteration: the shifted point ``zy`` of the
+    extrapolated duals is kept up to date by scattering each change of ``y_beta``
+    (recomputed from scratch at every gap check to stop round-off drift). Adaptive
+    restart (O'Donoghue & Candes 2015) drops the momentum when the gradient step
+    points along the last move.
+    """
     n = gs.size
     m = ei.size
     y_beta = beta.copy()
     y_v = v.copy()
+    zy = np.empty(n)
     r = np.empty(n)
     u = np.empty(n)
+    _shifted(ei, ej, gs, inv_sq, y_beta, y_v, use_simplex, zy)
     t = 1.0
     it = 0
     while it < max_iter:
         it += 1
-        _dual_residual(ei, ej, gs, inv_sq, y_beta, y_v, use_simplex, r)
+        if use_simplex:
+            tau = _simplex_tau(zy)
+            for i in range(n):
+                r[i] = min(zy[i], tau)
+        else:
+            for i in range(n):
+                r[i] = zy[i]
         t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
         mom = (t - 1.0) / t_new
+        turn = 0.0
         for e in range(m):
-            nb = y_beta[e] + step * (r[ei[e]] - r[ej[e]]) * inv_sq
+            a = ei[e]
+            bb = ej[e]
+            yb = y_beta[e]
+            nb = yb + step * (r[a] - r[bb]) * inv_sq
             if nb > box[e]:
                 nb = box[e]
             elif nb < -box[e]:
                 nb = -box[e]
-            y_beta[e] = nb + mom * (nb - beta[e])
+            d = nb - beta[e]
+            turn += (yb - nb) * d
+            ny = nb + mom * d
+            delta = (ny - yb) * inv_sq
+            zy[a] -= delta
+            zy[bb] += delta
+            y_beta[e] = ny
             beta[e] = nb
         if use_simplex:
             for i in range(n):
@@ -746,8 +816,20 @@ def _fista_kernel(ei, ej, box, gs, inv_sq, step, beta, v, use_simplex, max_iter,
             for i in range(n):
                 nv = u[i] - tau
                 nv = max(nv, 0.0)
-                y_v[i] = nv + mom * (nv - v[i])
+                d = nv - v[i]
+                turn += (y_v[i] - nv) * d
+                ny = nv + mom * d
+                zy[i] += ny - y_v[i]
+                y_v[i] = ny
                 v[i] = nv
+        if turn > 0.0:  # restart: y <- x
+            t_new = 1.0
+            for e in range(m):
+                y_beta[e] = beta[e]
+            if use_simplex:
+                for i in range(n):
+                    y_v[i] = v[i]
+            _shifted(ei, ej, gs, inv_sq, y_beta, y_v, use_simplex, zy)
         t = t_new
         if it % check_every == 0 and it < max_iter:
             _dual_residual(ei, ej, gs, inv_sq, beta, v, use_simplex, r)
@@ -764,8 +846,8 @@ def _fista_kernel(ei, ej, box, gs, inv_sq, step, beta, v, use_simplex, max_iter,
             dual = -scale * nr
             if primal - dual <= gap_tol * abs(dual):
                 break
+            _shifted(ei, ej, gs, inv_sq, y_beta, y_v, use_simplex, zy)
     return beta, v, it
-
 
 
 def _inner_primal(problem, w, c, g, f):
@@ -865,8 +947,18 @@ def _solve_inner(problem, g, gamma, state, max_iter, gap_tol, check_every=10):
 
     if not use_simplex:
         v = np.zeros(n)
-    beta, v, it = _fista_kernel(ei, ej, box, gs, 1.0 / sq, step, beta.copy(), v.copy(), use_simplex, max_iter,
-                                gap_tol, check_every, w, c, g, scale)
+    lay = problem.local_layout()
+    if lay is None:
+        beta, v, it = _fista_kernel(ei, ej, box, gs, 1.0 / sq, step, beta.copy(), v.copy(), use_simplex,
+                                    max_iter, gap_tol, check_every, w, c, g, scale)
+    else:  # same problem with vertices and edges renumbered for memory locality
+        vp, ep, pi, pj = lay
+        bp, vv, it = _fista_kernel(pi, pj, box[ep], gs[vp], 1.0 / sq, step, beta[ep], v[vp], use_simplex,
+                                   max_iter, gap_tol, check_every, w[ep], c, g[vp], scale)
+        beta = np.empty_like(bp)
+        beta[ep] = bp
+        v = np.empty_like(vv)
+        v[vp] = vv
     if not use_simplex:
         v = None
     return finish(beta, v, it)
@@ -895,7 +987,8 @@ class RatioDCAResult:
         Stopped by a convergence rule rather than by an iteration cap or the callback.
     reason : str
         ``"inner optimum zero"``, ``"relative decrease"``, ``"constant iterate"``,
-        ``"inner budget"``, ``"zero ratio"``, ``"max_outer"`` or ``"callback"``.
+        ``"inner budget"``, ``"zero ratio"``, ``"max_outer"``, ``"stable partition"`` or
+        ``"callback"``.
     state : DualState
         Dual warm start for a later call (for example at the next ``gamma``).
     """
@@ -911,7 +1004,8 @@ class RatioDCAResult:
 
 
 def ratio_dca(problem, f0, gamma=0.0, *, max_outer=200, inner_iter=100, max_inner_iter=10_000,
-              tol=1e-6, zero_tol=1e-8, state=None, callback=None, progress=False):
+              tol=1e-6, zero_tol=1e-8, inner_gap=0.5, stable_outer=0, state=None, callback=None,
+              progress=False):
     """Minimise :math:`F_\\gamma` from ``f0`` by RatioDCA (nonlinear inverse power method).
 
     Each outer step solves the convex inner problem (:func:`solve_inner`) with the
@@ -922,10 +1016,18 @@ def ratio_dca(problem, f0, gamma=0.0, *, max_outer=200, inner_iter=100, max_inne
     A rejected step doubles the FISTA budget and continues from the current duals;
     after 20 accepted steps in a row the budget doubles too (steps may be tiny).
 
+    The inner problem is solved inexactly (Hein & Setzer 2011): its value at the
+    current iterate is 0, and any point with a negative inner value already lowers
+    the ratio, so FISTA stops as soon as the relative duality gap is below
+    ``inner_gap`` (the step then achieves at least ``1 - inner_gap`` of the best
+    possible inner decrease) or the budget runs out.
+
     Stopping rules: the inner optimum is zero up to ``zero_tol`` (``f`` is already
     critical), relative decrease below ``tol``, a constant inner solution, the inner
-    budget above ``max_inner_iter``, ``max_outer`` outer steps, or ``callback``
-    returning True.
+    budget above ``max_inner_iter``, ``max_outer`` outer steps, ``callback``
+    returning True, or (when ``stable_outer > 0``) the optimal threshold set of the
+    iterate unchanged for ``stable_outer`` accepted steps in a row (reason
+    ``"stable partition"``).
 
     Parameters
     ----------
@@ -940,6 +1042,14 @@ def ratio_dca(problem, f0, gamma=0.0, *, max_outer=200, inner_iter=100, max_inne
     tol : float, default=1e-6
     zero_tol : float, default=1e-8
         Relative to ``lambda * S(f)/||f||`` (the scale of the inner objective).
+    inner_gap : float, default=0.5
+        Relative duality gap at which an inner solve stops, in ``[0, 1)``; ``0``
+        solves each inner problem to the budget.
+    stable_outer : int, default=0
+        Stop once the optimal threshold set of the iterate has not changed for this
+        many accepted steps in a row; ``0`` disables the rule. The COSC drivers use
+        3: they keep only the thresholded partition, and the later steps merely
+        polish the continuous ratio.
     state : DualState, default=None
         Dual warm start (for example ``result.state`` of a run at another ``gamma``).
     callback : callable, default=None
@@ -974,14 +1084,19 @@ def ratio_dca(problem, f0, gamma=0.0, *, max_outer=200, inner_iter=100, max_inne
     max_inner_iter = check_int(max_inner_iter, "max_inner_iter", low=1)
     tol = check_float(tol, "tol", low=0.0)
     zero_tol = check_float(zero_tol, "zero_tol", low=0.0)
+    inner_gap = check_float(inner_gap, "inner_gap", low=0.0)
+    if inner_gap >= 1.0:
+        raise InvalidParameterError(f"inner_gap must be < 1 (a gap of 1 allows a step that does not descend), "
+                                    f"got {inner_gap}")
+    stable_outer = check_int(stable_outer, "stable_outer", low=0)
     if callback is not None and not callable(callback):
         raise InvalidParameterError(f"callback must be callable, got {type(callback).__name__}")
     return _ratio_dca(problem, f, gamma, max_outer, inner_iter, max_inner_iter, tol, zero_tol, state,
-                      callback, progress)
+                      callback, progress, inner_gap, stable_outer)
 
 
 def _ratio_dca(problem, f, gamma, max_outer=200, inner_iter=100, max_inner_iter=10_000, tol=1e-6,
-               zero_tol=1e-8, state=None, callback=None, progress=False):
+               zero_tol=1e-8, state=None, callback=None, progress=False, inner_gap=0.5, stable_outer=0):
     if f.max() == f.min():
         f = f.copy()
         f[0] += 1.0 if f[0] == 0 else abs(f[0])
@@ -993,6 +1108,7 @@ def _ratio_dca(problem, f, gamma, max_outer=200, inner_iter=100, max_inner_iter=
     if state is None:
         state = DualState.initial(problem, f)
     budget = inner_iter
+    last_mask, n_same = None, 0
     streak = 0
     n_inner = 0
     reason, converged = "max_outer", False
@@ -1015,7 +1131,7 @@ def _ratio_dca(problem, f, gamma, max_outer=200, inner_iter=100, max_inner_iter=
             if has_cl:
                 sg = gamma * problem.cq * np.sign(f[problem.ca] - f[problem.cb])
                 gvec = gvec + np.bincount(problem.ca, sg, problem.n) - np.bincount(problem.cb, sg, problem.n)
-            res = _solve_inner(problem, gvec, gamma, state, budget, 1e-6)
+            res = _solve_inner(problem, gvec, gamma, state, budget, inner_gap)
             n_inner += res.n_iter
             scale_ref = lam * float(s @ f) + 1e-300  # lambda * S(f): size of the inner terms
             if -res.dual <= zero_tol * scale_ref:
@@ -1040,6 +1156,14 @@ def _ratio_dca(problem, f, gamma, max_outer=200, inner_iter=100, max_inner_iter=
                 if rel < tol:
                     reason, converged = "relative decrease", True
                     break
+                if stable_outer:
+                    mask = _threshold_mask(problem, f, gamma)
+                    same = last_mask is not None and np.array_equal(mask, last_mask)
+                    n_same = n_same + 1 if same else 0
+                    last_mask = mask
+                    if n_same >= stable_outer:
+                        reason, converged = "stable partition", True
+                        break
                 if streak >= 20:
                     budget *= 2
                     streak = 0
