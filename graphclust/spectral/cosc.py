@@ -18,6 +18,8 @@ this module adds what makes it a clustering method with a guarantee:
   ``k > 2`` by recursive splitting (no guarantee; violations are reported).
 """
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
 import numpy as np
@@ -34,7 +36,13 @@ from .ratiodca import RatioProblem, _optimal_threshold, _set_ratio
 
 __all__ = ["COSC"]
 
-_BISECT_TOL = 0.2  # relative width at which the bisection of gamma stops
+_BISECT_TOL = 0.4  # relative width at which the bisection of gamma stops
+_GAMMA_GROWTH = 2.0  # factor of gamma between steps until a consistent partition wins
+_N_CHAINS = 3  # warm-started runs carried from one gamma step to the next
+_TINY_WEIGHT = 1e-12  # vertex weights below this fraction of the largest are treated as 0
+_MAX_COMPONENT_CANDIDATES = 50  # component-vs-rest splits tried in a disconnected cluster (k > 2)
+_CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
+_FRESH_INNER_ITER = 1600  # and of fresh runs
 
 
 def _check_choice(options):
@@ -42,6 +50,17 @@ def _check_choice(options):
         if value not in options:
             raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
     return check
+
+
+def _check_n_jobs(value, name):
+    if value is not None:
+        check_int(value, name)
+        if value == 0 or value < -1:
+            raise InvalidParameterError(f"{name} must be None, -1 (all cores) or a positive int, got {value!r}")
+
+
+def _n_threads(n_jobs):
+    return 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
 
 
 def _check_gamma_param(value, name):
@@ -87,6 +106,11 @@ class COSC(ClusteringEstimator):
         Relative-decrease stopping tolerance of RatioDCA.
     max_gamma_steps : int, default=12
         Cap on the schedule; the fallback takes over when it runs out.
+    n_jobs : int or None, default=None
+        Threads for the independent RatioDCA runs of one ``gamma`` step (the
+        starts at ``gamma = 0``, the warm-started chains later); ``None`` means 1,
+        ``-1`` all cores. The answer does not depend on it: every run is
+        deterministic given its start.
     random_state : None, int or numpy.random.Generator, default=None
     progress : bool, default=False
         Show a tqdm bar over the ``gamma`` steps.
@@ -113,7 +137,9 @@ class COSC(ClusteringEstimator):
     Isolated vertices (degree 0 under ``cut="ncut"``, so zero weight and no edges)
     change neither the cut nor the balance; they are left out of the optimisation and
     then placed opposite their cannot-linked partners, otherwise into the cluster of
-    the first node. A graph with fewer than two vertices of positive weight gets the
+    the first node. The same holds for near-isolated vertices, whose weight is below
+    ``1e-12`` times the largest (k-NN Gaussian weights of far outliers underflow to
+    such values, where the balance term has no precision left). A graph with fewer than two vertices of positive weight gets the
     constraint colouring (cut 0).
 
     Examples
@@ -135,11 +161,12 @@ class COSC(ClusteringEstimator):
         "n_starts": lambda v, name: check_int(v, name, low=1),
         "tol": lambda v, name: check_float(v, name, low=0.0, low_open=True),
         "max_gamma_steps": lambda v, name: check_int(v, name, low=1),
+        "n_jobs": _check_n_jobs,
         "progress": lambda v, name: None,
     }
 
     def __init__(self, n_clusters=2, *, cut="ncut", mode="hard", gamma=None, n_starts=5, tol=1e-4,
-                 max_gamma_steps=12, random_state=None, progress=False):
+                 max_gamma_steps=12, n_jobs=None, random_state=None, progress=False):
         self.n_clusters = n_clusters
         self.cut = cut
         self.mode = mode
@@ -147,6 +174,7 @@ class COSC(ClusteringEstimator):
         self.n_starts = n_starts
         self.tol = tol
         self.max_gamma_steps = max_gamma_steps
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
 
@@ -183,7 +211,7 @@ class COSC(ClusteringEstimator):
         return full, ClusteringResult(objective=objective, history=info.get("objectives", []), info=info)
 
     # ------------------------------------------------------------------ k = 2
-    def _two_way(self, W, b, pairs, cw, nodes, rng, derive):
+    def _two_way(self, W, b, pairs, cw, nodes, rng, derive, target=0):
         """Bipartition of a contracted graph; returns labels over its vertices and info."""
         n = W.shape[0]
         must = cw > 0
@@ -198,14 +226,16 @@ class COSC(ClusteringEstimator):
                 labels2, info = self._solve(W2, b2, cl2, None, None, None, rng, strict=True)
                 info["n_derived_super_nodes"] = k2
                 return labels2[lab], info
-            return self._solve(W, b, cl, None, None, None, rng, strict=False)
+            return self._solve(W, b, cl, None, None, None, rng, strict=False, target=target)
         cq = np.where(np.isinf(cw[~must]), 1.0, -cw[~must])
         return self._solve(W, b, pairs[~must], cq, pairs[must], cw[must], rng, strict=False)
 
-    def _solve(self, W, b, cl, cq, ml, mq, rng, strict):
+    def _solve(self, W, b, cl, cq, ml, mq, rng, strict, target=0):
         """Solve on the vertices of positive weight, then place the others."""
         n = W.shape[0]
-        pos = b > 0
+        # near-isolated vertices (kernel weights that underflowed) are handled like
+        # isolated ones: with weights 1e-40 the balance term loses all precision
+        pos = b > _TINY_WEIGHT * (b.max() if b.size else 0.0)
         idx = np.flatnonzero(pos)
         new = np.full(n, -1, dtype=np.int64)
         new[idx] = np.arange(idx.size)
@@ -228,7 +258,7 @@ class COSC(ClusteringEstimator):
                 if self.mode == "soft":
                     mask = self._soft(P, rng, info)
                 else:
-                    mask = self._schedule(P, rng, info, strict)
+                    mask = self._schedule(P, rng, info, strict, target)
             side[idx] = mask.astype(np.int64)
         elif idx.size == 1:
             side[idx] = 0
@@ -241,9 +271,20 @@ class COSC(ClusteringEstimator):
     def _starts(self, P, rng):
         return [spectral_start(P, random_state=rng)] + [rng.standard_normal(P.n) for _ in range(self.n_starts - 1)]
 
-    def _runs(self, P, gamma, inits, states):
-        return [cosc_bipartition(P, gamma=gamma, init=f0, state=st, tol=self.tol)
-                for f0, st in zip(inits, states)]
+    def _runs(self, P, gamma, inits, states, continuation=False):
+        # a warm start from the previous gamma is near a local optimum: a smaller inner
+        # budget stops rejected steps from doubling it for seconds on large graphs
+        cap = _CONTINUATION_INNER_ITER if continuation else _FRESH_INNER_ITER
+
+        def run(f0, st):
+            return cosc_bipartition(P, gamma=gamma, init=f0, state=st, tol=self.tol, max_inner_iter=cap)
+
+        workers = min(_n_threads(self.n_jobs), len(inits))
+        if workers <= 1:
+            return [run(f0, st) for f0, st in zip(inits, states)]
+        # the numba kernels release the GIL, so threads run the starts side by side
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(run, inits, states))
 
     def _soft(self, P, rng, info):
         gamma = float(self.gamma)
@@ -254,8 +295,20 @@ class COSC(ClusteringEstimator):
         info["history"].append(_record(gamma, runs, best))
         return best.labels.astype(bool)
 
-    def _schedule(self, P, rng, info, strict):
-        """The gamma schedule with the provable fallback (hard mode)."""
+    def _schedule(self, P, rng, info, strict, target=0):
+        """The gamma schedule with the provable fallback (hard mode).
+
+        Every start is run at ``gamma = 0``; each later step warm-starts from the
+        runs of the previous step, keeping only distinct partitions (the best
+        ``_N_CHAINS`` by penalised ratio: warm starts mostly collapse onto one
+        partition, and re-running duplicates only costs time), plus a fresh run
+        from the constraint-satisfying partition, which is where consistent
+        answers usually come from once ``gamma`` is large enough.
+
+        ``target`` > 0 (first splits of a k-way recursion, whose cannot-links cannot
+        all be satisfied by one bipartition) accepts partitions violating at most
+        that many constraints.
+        """
         starts = self._starts(P, rng)
         C0 = _consistent_start(P, starts[0]) if strict and P.cq.size else None
         # candidates: (balanced cut, mask, gamma); best_any also ranks violating runs
@@ -264,7 +317,7 @@ class COSC(ClusteringEstimator):
 
         def consider(res, gamma):
             nonlocal best, best_any
-            if res.n_violated == 0 and (best is None or res.balanced_cut < best[0]
+            if res.n_violated <= target and (best is None or res.balanced_cut < best[0]
                                         or (best[2] is None and res.balanced_cut <= best[0] * (1 + 1e-12))):
                 best = (res.balanced_cut, res.labels.astype(bool), gamma)
             key = (res.n_violated, res.balanced_cut)
@@ -279,45 +332,48 @@ class COSC(ClusteringEstimator):
             info["gamma_bound"] = bound = 1.01 * P.gvol * bc0 / 4.0
             if bc0 == 0.0:
                 return C0
-            starts.append(C0.astype(np.float64))
         else:
             bound = np.inf
         first = float(self.gamma) if self.gamma else 0.2 * (float(P.ew.mean()) if P.n_edges else 1.0)
-        gamma, lo, hi = 0.0, None, None
-        n_pos = 0
-        warm, states = starts, [None] * len(starts)
-        warm_lo, states_lo = warm, states
+        gamma, lo, hi, hi_labels = 0.0, None, None, None
+        # a chain: (start vector, inner-solver state)
+        chains = [(f0, None) for f0 in starts]
+        chains_lo = chains
+        c0_start = [] if C0 is None else [C0.astype(np.float64)]
         bar = _bar(self.progress, self.max_gamma_steps)
         for _ in range(self.max_gamma_steps):
-            # warm starts from the previous gamma, plus the fresh starts (warm starts
-            # alone tend to collapse onto one solution)
-            runs = self._runs(P, gamma, warm, states)
-            if gamma > 0.0:
-                # all fresh starts at the first positive gamma; later only the spectral
-                # start and the constraint-satisfying partition (halves the cost)
-                fresh = starts if n_pos == 0 else [starts[0]] + ([starts[-1]] if C0 is not None else [])
-                runs += self._runs(P, gamma, fresh, [None] * len(fresh))
-                n_pos += 1
+            runs = self._runs(P, gamma, [c[0] for c in chains], [c[1] for c in chains],
+                              continuation=gamma > 0.0)
+            fresh = c0_start
+            if C0 is not None and gamma > 0.0:
+                # the best chain's vector repaired the same way as C0: a consistent
+                # start near the partitions this gamma favours
+                repaired = _consistent_start(P, chains[0][0])
+                if not np.array_equal(repaired, C0):
+                    fresh = fresh + [repaired.astype(np.float64)]
+            runs += self._runs(P, gamma, fresh, [None] * len(fresh))
             chosen = min(runs, key=lambda r: r.ratio)
             info["history"].append(_record(gamma, runs, chosen))
             for r in runs:
                 consider(r, gamma)
             if bar is not None:
                 bar.update(1)
-            if chosen.n_violated == 0:
-                hi = gamma
-                if gamma == 0.0 or lo is None or (hi - lo) / hi < _BISECT_TOL:
+            if chosen.n_violated <= target:
+                repeat = hi is not None and np.array_equal(chosen.labels, hi_labels)
+                hi, hi_labels = gamma, chosen.labels
+                # a lower gamma that returns the same partition is not worth narrowing further
+                if gamma == 0.0 or lo is None or repeat or (hi - lo) / hi < _BISECT_TOL:
                     break
                 gamma = 0.5 * (lo + hi)
-                warm, states = warm_lo, states_lo
+                chains = chains_lo
             else:
                 lo = gamma
-                warm_lo, states_lo = [r.f for r in runs[:len(starts)]], [r.state for r in runs[:len(starts)]]
-                warm, states = warm_lo, states_lo
+                chains = chains_lo = _next_chains(runs)
                 if hi is None:
-                    gamma = first if gamma == 0.0 else 2.0 * gamma
-                    if gamma >= bound:
+                    if gamma >= bound:  # the last step ran at the bound: the fallback's price
                         break
+                    # never beyond the bound: there the run from C0 is the fallback itself
+                    gamma = min(first if gamma == 0.0 else _GAMMA_GROWTH * gamma, bound)
                 else:
                     if (hi - lo) / hi < _BISECT_TOL:
                         break
@@ -333,6 +389,7 @@ class COSC(ClusteringEstimator):
             info["gamma"] = best_any[2]
             return best_any[1]
         info["gamma"] = best[2] if best[2] is not None else bound
+        info["fallback"] = bool(info["fallback"] or info["gamma"] == bound)
         return best[1]
 
     # ------------------------------------------------------------------ k > 2
@@ -343,6 +400,7 @@ class COSC(ClusteringEstimator):
         objectives = []
         info = {"splits": [], "gamma": None, "fallback": False}
         for k in range(1, self.n_clusters):
+            last = k == self.n_clusters - 1
             best = None
             for c in range(k):
                 members = np.flatnonzero(labels == c)
@@ -350,15 +408,17 @@ class COSC(ClusteringEstimator):
                     continue
                 key = tuple(members.tolist())
                 if key not in cache:
-                    cache[key] = self._split(W, b, pairs, cw, members, rng)
-                side = cache[key][0]
-                trial = labels.copy()
-                trial[members[side == 1]] = k
-                obj = _kway_objective(W, b, trial, k + 1)
-                viol = _count_violations(trial, pairs, cw)
-                rank = (viol, obj) if self.mode == "hard" else (obj, viol)
-                if best is None or rank < best[0]:
-                    best = (rank, trial, c, cache[key][1], viol, obj)
+                    cache[key] = self._split(W, b, pairs, cw, members, n, rng)
+                for side, sub in cache[key]:
+                    trial = labels.copy()
+                    trial[members[side == 1]] = k
+                    obj = _kway_objective(W, b, trial, k + 1)
+                    viol = _count_violations(trial, pairs, cw)
+                    # the smallest k-way cut (Hein & Buehler); in hard mode the last split
+                    # prefers the fewest violations, since nothing can repair them later
+                    rank = (viol, obj) if self.mode == "hard" and last else (obj, viol)
+                    if best is None or rank < best[0]:
+                        best = (rank, trial, c, sub, viol, obj)
             if best is None:
                 raise TooFewClustersError(  # pragma: no cover - n >= n_clusters is checked first
                     f"n_clusters={self.n_clusters}: no cluster with two or more nodes is left to split",
@@ -371,17 +431,51 @@ class COSC(ClusteringEstimator):
         info["objectives"] = objectives
         return labels, info
 
-    def _split(self, W, b, pairs, cw, members, rng):
+    def _split(self, W, b, pairs, cw, members, n_total, rng):
+        """Candidate bipartitions ``[(side, info), ...]`` of the cluster ``members``.
+
+        A connected cluster gets one candidate, from the 2-way machinery. The
+        sub-problem only sees edges inside the cluster, so in a disconnected cluster
+        every component split has cut 0 there although its k-way cost (edges to
+        other clusters count) may be high: the candidates are then each component
+        against the rest (the largest ``_MAX_COMPONENT_CANDIDATES``) and a split
+        inside the largest component; the caller ranks them by the k-way cut.
+        """
+        Ws = W[members][:, members]
+        n_comp, comp = connected_components(Ws, directed=False)
+        if n_comp == 1:
+            return [self._split_connected(W, b, pairs, cw, members, n_total, rng)]
+        mass = np.bincount(comp, weights=b[members], minlength=n_comp)
+        order = np.argsort(-mass, kind="stable")
+        out = [((comp == c).astype(np.int64), {"gamma": None, "fallback": False, "component": True})
+               for c in order[:_MAX_COMPONENT_CANDIDATES]]
+        big = np.flatnonzero(comp == order[0])
+        if big.size >= 2:
+            side_big, info = self._split_connected(W, b, pairs, cw, members[big], n_total, rng)
+            side = np.zeros(members.size, dtype=np.int64)
+            side[big] = side_big
+            out.append((side, info))
+        return out
+
+    def _split_connected(self, W, b, pairs, cw, members, n_total, rng):
         loc = np.full(W.shape[0], -1, dtype=np.int64)
         loc[members] = np.arange(members.size)
         inside = (loc[pairs[:, 0]] >= 0) & (loc[pairs[:, 1]] >= 0) if len(pairs) else np.zeros(0, bool)
         sub_pairs, sub_w = loc[pairs[inside]], cw[inside]
         Ws = W[members][:, members]
-        derive = False
+        derive, target = False, 0
         if self.mode == "hard":
             cl = sub_pairs[sub_w < 0]
-            derive = _is_bipartite(members.size, cl)
-        return self._two_way(Ws, b[members], sub_pairs, sub_w, list(range(members.size)), rng, derive)
+            # a cluster expected to hold k' classes keeps about (k'-2)/k' of its
+            # cannot-links inside one side after a split (reference COSC code); only
+            # a cluster of about two classes must satisfy them all, with derived
+            # must-links when the cannot-links are 2-colourable
+            k_sub = max(2, (members.size * self.n_clusters) // n_total)
+            if k_sub == 2:
+                derive = _is_bipartite(members.size, cl)
+            else:
+                target = ((k_sub - 2) * len(cl)) // k_sub
+        return self._two_way(Ws, b[members], sub_pairs, sub_w, list(range(members.size)), rng, derive, target)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -389,6 +483,19 @@ def _record(gamma, runs, chosen):
     return {"gamma": float(gamma), "ratios": [float(r.ratio) for r in runs],
             "violated": [int(r.n_violated) for r in runs], "chosen_violated": int(chosen.n_violated),
             "chosen_ratio": float(chosen.ratio), "labels": chosen.labels.astype(bool)}
+
+
+def _next_chains(runs):
+    """Warm starts for the next gamma: ``_N_CHAINS`` runs, distinct partitions first
+    (best penalised ratio first), then repeats (their vectors still differ)."""
+    order = sorted(range(len(runs)), key=lambda i: runs[i].ratio)
+    seen, first, repeats = set(), [], []
+    for i in order:
+        key = runs[i].labels.astype(bool).tobytes()
+        (repeats if key in seen else first).append(i)
+        seen.add(key)
+    kept = (first + repeats)[:_N_CHAINS]
+    return [(runs[i].f, runs[i].state) for i in kept]
 
 
 def _bar(enabled, total):
@@ -535,8 +642,8 @@ def _consistent_start(P, f):
 
 def _place_free(side, cl):
     """Give unplaced vertices (zero weight) a side: opposite an already placed
-    cannot-linked partner when there is one, else 0. Only isolated vertices get here,
-    so the cut does not change."""
+    cannot-linked partner when there is one, else 0. Only isolated and near-isolated
+    vertices get here, so the cut changes by at most their negligible degrees."""
     if not (side < 0).any():
         return
     for a, c in cl.tolist():

@@ -699,7 +699,7 @@ def _project_simplex(z):
     return np.maximum(z - tau, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _simplex_tau(z):
     """Threshold tau with sum(max(z - tau, 0)) == 1 (Michelot's finite active-set scheme).
 
@@ -730,7 +730,7 @@ def _simplex_tau(z):
         tau = (total - 1.0) / k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dual_residual(ei, ej, gs, inv_sq, beta, v, use_simplex, z):
     """r = z - P(z) for z = gs + v - D^T beta / sqrt(d_max), written into z."""
     n = gs.size
@@ -747,7 +747,7 @@ def _dual_residual(ei, ej, gs, inv_sq, beta, v, use_simplex, z):
     return z
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shifted(ei, ej, gs, inv_sq, beta, v, use_simplex, z):
     """z = gs + v - D^T beta / sqrt(d_max) (before the simplex projection), written into z."""
     for i in range(gs.size):
@@ -759,7 +759,7 @@ def _shifted(ei, ej, gs, inv_sq, beta, v, use_simplex, z):
     return z
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fista_kernel(ei, ej, box, gs, inv_sq, step, beta, v, use_simplex, max_iter, gap_tol, check_every,
                   w, c, g, scale):
     """FISTA on the rescaled dual of the inner problem; returns (beta, v, n_iter).

@@ -235,6 +235,7 @@ def test_soft_mode_needs_gamma():
     ("gamma", -1.0, "gamma of COSC must be >= 0"),
     ("n_starts", 0, "n_starts of COSC must be >= 1"),
     ("tol", 0.0, "tol of COSC must be > 0"),
+    ("n_jobs", 0, "n_jobs of COSC must be None, -1 \\(all cores\\) or a positive int"),
 ])
 def test_bad_parameters_are_named(param, value, match):
     with pytest.raises(InvalidParameterError, match=match):
@@ -282,3 +283,62 @@ def test_soft_mode_three_way_and_progress_bar(capsys):
     hard = COSC(2, random_state=0, progress=True).fit(G, gc.SideInfo.from_pairs(cannot=[(1, 2)]))
     assert hard.labels_[1] != hard.labels_[2]
     assert "COSC gamma" in capsys.readouterr().err
+
+
+def test_k_way_splits_a_disconnected_cluster_along_its_components():
+    # four disjoint cliques of different sizes plus a weak chain: every split inside a
+    # cluster that still holds several cliques must cut between cliques, not peel
+    # off vertices (in the sub-problem every component split has cut 0)
+    sizes = [8, 6, 5, 4]
+    G = nx.disjoint_union_all([nx.complete_graph(s) for s in sizes])
+    y = np.repeat(np.arange(4), sizes)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    G.add_weighted_edges_from([(int(a), int(b), 0.01) for a, b in zip(starts[:-1], starts[1:])])
+    est = COSC(4, random_state=0).fit(G, gc.SideInfo.from_pairs(cannot=[(1, 9)]))
+    assert ari(y, est.labels_) == 1.0
+    assert est.result_.violations.n_violated == 0
+
+
+def test_k_way_with_many_cannot_links_keeps_the_clusters():
+    # labelled pairs on four noisy blobs: a non-bipartite cannot-link graph across all
+    # classes must not force the first split to separate every cannot-link
+    X, y = gc.datasets.make_blobs(160, 4, separation=6.0, random_state=0)
+    W = gc.knn_matrix(X, 8)
+    S = gc.SideInfo.sample(y, n_pairs=120, random_state=0)
+    est = COSC(4, random_state=0).fit(W, S)
+    free = COSC(4, random_state=0).fit(W)
+    assert ari(y, est.labels_) >= max(0.9, ari(y, free.labels_) - 0.05)
+
+
+def test_n_jobs_gives_the_same_answer():
+    X, y = gc.datasets.make_moons(300, noise=0.1, random_state=0)
+    W = gc.knn_matrix(X, 10)
+    S = gc.SideInfo.sample(y, n_pairs=30, random_state=1)
+    one = COSC(random_state=0).fit(W, S)
+    two = COSC(random_state=0, n_jobs=2).fit(W, S)
+    np.testing.assert_array_equal(one.labels_, two.labels_)
+    assert one.result_.objective == two.result_.objective
+
+
+def test_schedule_carries_a_bounded_number_of_runs_per_gamma():
+    # at gamma = 0 every start runs; later only the warm chains and the consistent starts
+    from graphclust.spectral.cosc import _N_CHAINS
+
+    X, y = gc.datasets.make_blobs(300, 2, separation=2.0, random_state=0)
+    S = gc.SideInfo.sample(y, n_pairs=40, random_state=0)
+    est = COSC(n_starts=5, random_state=0).fit(gc.knn_matrix(X, 10), S)
+    hist = est.result_.info["history"]
+    assert len(hist[0]["ratios"]) == 5 + 1  # five starts and the constraint-satisfying partition
+    assert all(len(h["ratios"]) <= _N_CHAINS + 2 for h in hist[1:])
+    assert est.result_.violations.n_violated == 0
+
+
+def test_near_isolated_vertices_do_not_break_the_balance():
+    # weights that underflowed to 1e-300 leave a vertex practically isolated; the
+    # objective must stay a valid non-negative balanced cut
+    G = nx.barbell_graph(5, 0)
+    G.add_edge(10, 0, weight=1e-300)
+    G.add_edge(10, 9, weight=1e-300)
+    est = COSC(random_state=0).fit(G, gc.SideInfo.from_pairs(cannot=[(0, 9)]))
+    assert est.result_.objective >= 0.0
+    assert est.labels_[:5].tolist() == [est.labels_[0]] * 5 and est.labels_[0] != est.labels_[9]

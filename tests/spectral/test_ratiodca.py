@@ -451,3 +451,23 @@ def test_bad_parameters():
         cosc_bipartition(P, g=np.ones(4))
     with pytest.raises(InvalidParameterError, match=r"the set indicator has shape \(2,\)"):
         set_ratio(P, [1, 0])
+
+
+@pytest.mark.parametrize("solver", ["arpack", "lobpcg"])
+def test_spectral_start_iterative_solvers_match_dense(monkeypatch, solver):
+    # weighted merged vertices (b != degrees), so the generalised problem is exercised
+    import graphclust.spectral.onespectral as mod
+
+    X, _ = make_moons(600, noise=0.1, random_state=1)
+    W = gc.knn_matrix(X, 10)
+    b = np.asarray(W.sum(axis=1)).ravel() * np.random.default_rng(0).uniform(0.5, 2.0, 600)
+    dense = spectral_start(W, b)
+    monkeypatch.setattr(mod, "_DENSE_MAX", 10)
+    if solver == "lobpcg":
+        monkeypatch.setattr(mod, "_ARPACK_MAX", 10)
+    approx = spectral_start(W, b, random_state=0)
+    # same eigenvector up to sign and scale, and the same balanced cut at its best level set
+    cos = abs(dense @ approx) / (np.linalg.norm(dense) * np.linalg.norm(approx))
+    assert cos > 0.99
+    P = RatioProblem(W, b)
+    assert optimal_threshold(P, approx).ratio == pytest.approx(optimal_threshold(P, dense).ratio, rel=0.05)
