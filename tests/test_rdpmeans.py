@@ -1,0 +1,584 @@
+"""RDP-means and DP-means: objective, monotonicity, local optimality, brute force, merged
+nodes, the provider interface and bad input."""
+
+import math
+import warnings
+
+import networkx as nx
+import numpy as np
+import pytest
+from scipy.special import rel_entr
+
+import graphclust as gc
+from graphclust.base import METHODS
+from graphclust.errors import (
+    InfeasibleConstraintsError,
+    InvalidFeaturesError,
+    InvalidParameterError,
+    TooFewClustersError,
+)
+from graphclust.rdpmeans import DPCentroids, DPMeans, RDPMeans, _effective, _symmetric_csr, dp_lambda, xi_from_pq
+
+
+# ---------------------------------------------------------------------- oracles
+def divergence(Y, M, kind):
+    """Row-wise D(Y_r, M_r), written independently of the library."""
+    if kind == "kl":
+        return rel_entr(Y, M).sum(-1)
+    return ((Y - M) ** 2).sum(-1)
+
+
+def objective(Y, c, labels, centroids, pairs, w, xi1, xi2, lam, kind="sqeuclidean"):
+    """J = Σ c_i D(y_i, μ_{z_i}) - ξ1 Σ_ML w [same] + ξ2 Σ_CL |w| [same] + λ K; a hard
+    constraint costs 0 when it holds and inf when it does not."""
+    labels = np.asarray(labels)
+    J = float(np.sum(c * divergence(Y, centroids[labels], kind)))
+    J += lam * len(np.unique(labels))
+    for (a, b), wt in zip(np.asarray(pairs).reshape(-1, 2).tolist(), np.asarray(w).tolist()):
+        same = labels[a] == labels[b]
+        if math.isinf(wt):
+            if (wt > 0) != same:
+                return math.inf
+        elif same:
+            J += -xi1 * wt if wt > 0 else xi2 * -wt
+    return J
+
+
+def blobs_problem(seed, n=45, k=3, n_pairs=40, noise=0.2, separation=4.0, dim=2):
+    X, y = gc.datasets.make_blobs(n, k, dim, separation=separation, random_state=seed)
+    S = gc.SideInfo.sample(y, n_pairs=n_pairs, noise=noise, random_state=seed)
+    return X, y, S, gc.Problem.from_array(X, S)
+
+
+def histograms(seed, n_per=20, draws=200):
+    """Multinomial counts from three distinct 6-bin distributions."""
+    rng = np.random.default_rng(seed)
+    P = np.array([[0.5, 0.3, 0.1, 0.05, 0.03, 0.02],
+                  [0.02, 0.05, 0.5, 0.3, 0.1, 0.03],
+                  [0.1, 0.02, 0.03, 0.05, 0.3, 0.5]])
+    y = np.repeat(np.arange(3), n_per)
+    X = np.stack([rng.multinomial(draws, P[k]) for k in y]).astype(float)
+    perm = rng.permutation(len(y))
+    return X[perm], y[perm]
+
+
+def set_partitions(n):
+    """Every partition of range(n) as a label vector (restricted growth strings)."""
+    def rec(prefix, m):
+        if len(prefix) == n:
+            yield list(prefix)
+            return
+        for k in range(m + 1):
+            yield from rec(prefix + [k], max(m, k + 1))
+    yield from rec([0], 1)
+
+
+def best_partition(Y, c, pairs, w, xi1, xi2, lam):
+    """Brute-force minimum over partitions of min_μ J (μ = cluster means)."""
+    best = math.inf
+    for z in set_partitions(len(Y)):
+        z = np.array(z)
+        K = z.max() + 1
+        mass = np.bincount(z, weights=c, minlength=K)
+        mu = np.stack([(c[z == k, None] * Y[z == k]).sum(0) / mass[k] for k in range(K)])
+        best = min(best, objective(Y, c, z, mu, pairs, w, xi1, xi2, lam))
+    return best
+
+
+def single_moves(Y, c, labels, centroids, pairs, w, xi1, xi2, lam, kind="sqeuclidean"):
+    """Smallest change of J over all single-node moves at fixed centroids (a new
+    cluster at the node included)."""
+    base = objective(Y, c, labels, centroids, pairs, w, xi1, xi2, lam, kind)
+    K = len(centroids)
+    best = math.inf
+    for i in range(len(Y)):
+        for k in range(K + 1):
+            if k == labels[i]:
+                continue
+            z = labels.copy()
+            z[i] = k
+            C = centroids if k < K else np.vstack([centroids, Y[i]])
+            used = np.unique(z)
+            remap = np.full(K + 1, -1)
+            remap[used] = np.arange(len(used))
+            best = min(best, objective(Y, c, remap[z], C[used], pairs, w, xi1, xi2, lam, kind) - base)
+    return best, base
+
+
+# ---------------------------------------------------------------------- objective
+def test_reported_objective_matches_oracle_and_energy():
+    X, y, S, P = blobs_problem(0)
+    est = RDPMeans(lam=4.0, xi=1.5, random_state=0).fit(P)
+    J = objective(X, np.ones(len(X)), est.labels_, est.centroids_, P.constraints, P.constraint_weights,
+                  1.5, 1.5, 4.0)
+    assert est.result_.objective == pytest.approx(J, rel=1e-10)
+    # the same number through the shared Energy: unary c·D, signed Potts ξ·w, label costs λ
+    # (a must-link's "-ξw if together" is "-ξw + ξw if apart": subtract the constant)
+    K = est.n_clusters_
+    U = ((X[:, None, :] - est.centroids_[None, :, :]) ** 2).sum(-1)
+    w = P.constraint_weights
+    E = gc.Energy(U, P.constraints, np.where(w > 0, 1.5 * w, 1.5 * w), label_costs=np.full(K, 4.0))
+    assert E.evaluate(est.labels_) - 1.5 * w[w > 0].sum() == pytest.approx(J, rel=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["sqeuclidean", "kl"])
+def test_history_never_increases_at_fixed_xi(kind):
+    for seed in range(25):
+        if kind == "kl":
+            X, y = histograms(seed, n_per=12)
+            S = gc.SideInfo.sample(y, n_pairs=40, noise=0.2, random_state=seed)
+            est = RDPMeans(lam=0.05, xi=0.02, divergence="kl", random_state=seed).fit(X, S)
+        else:
+            X, y, S, P = blobs_problem(seed, noise=0.3)
+            est = RDPMeans(lam=3.0, xi=(1.0, 2.0), random_state=seed, init=["mean", "box"][seed % 2]).fit(P)
+        h = np.array(est.result_.history)
+        before = np.array(est.result_.info["objective_before"])
+        assert np.all(np.isfinite(h))
+        scale = 1e-9 * (1 + np.abs(h))
+        assert np.all(h <= before + scale)
+        assert np.all(np.diff(h) <= scale[1:])
+        assert est.result_.info["converged"]
+
+
+def test_annealing_monotone_within_every_xi_stage():
+    for seed in range(15):
+        X, y, S, P = blobs_problem(seed, noise=0.2)
+        est = RDPMeans(n_clusters=3, random_state=seed).fit(P)
+        info = est.result_.info
+        h, before = np.array(est.result_.history), np.array(info["objective_before"])
+        # every pass lowers J under its own ξ
+        assert np.all(h <= before + 1e-9 * (1 + np.abs(before)))
+        # passes sharing one ξ form a non-increasing run
+        xis = info["xi_schedule"]
+        for t in range(1, len(h)):
+            if xis[t] == xis[t - 1]:
+                assert h[t] <= h[t - 1] + 1e-9 * (1 + abs(h[t]))
+        # the schedule: 0, then xi0 · 2^(t-2), capped at xi_max
+        x1 = np.array([x[0] for x in xis])
+        assert x1[0] == 0.0
+        expected = np.minimum(1e-3 * 2.0 ** np.arange(len(x1) - 1), info["xi_max"])
+        np.testing.assert_allclose(x1[1:], expected)
+
+
+@pytest.mark.parametrize("xi", [1.0, "anneal"])
+def test_result_is_a_local_minimum(xi):
+    """No single node can move, to another cluster or a new one, and lower J at the
+    final centroids."""
+    for seed in range(6):
+        X, y, S, P = blobs_problem(seed, n=30, n_pairs=30, noise=0.25)
+        est = RDPMeans(lam=2.5, xi=xi, random_state=seed).fit(P)
+        assert est.result_.info["converged"]
+        xi1, xi2 = est.xi_
+        delta, J = single_moves(X, np.ones(len(X)), est.labels_, est.centroids_, P.constraints,
+                                P.constraint_weights, xi1, xi2, 2.5)
+        assert J == pytest.approx(est.result_.objective, rel=1e-10)
+        assert delta >= -1e-9 * (1 + abs(J))
+
+
+def test_tiny_problems_against_brute_force():
+    """On 6-node problems (two groups, three random signed constraints) no run beats the
+    exhaustive optimum over all 203 partitions (which cross-checks both objectives), a
+    single run finds it in most instances, and 16 restarts (both inits) almost always."""
+    single = multi = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        Y = np.concatenate([rng.normal(0, 0.5, (3, 2)), rng.normal(2.5, 0.5, (3, 2))])
+        pairs = np.array([[0, 3], [1, 2], [2, 5]])
+        w = rng.choice([-1.0, 1.0], size=3) * rng.uniform(0.5, 2.0, size=3)
+        S = gc.SideInfo([(int(a), int(b), float(x)) for (a, b), x in zip(pairs, w)])
+        P = gc.Problem.from_array(Y, S)
+        opt = best_partition(Y, np.ones(6), P.constraints, P.constraint_weights, 1.0, 1.0, 1.5)
+        found = [RDPMeans(lam=1.5, xi=1.0, init=init, random_state=s).fit(P).result_.objective
+                 for init in ("mean", "box") for s in range(8)]
+        assert min(found) >= opt - 1e-9
+        single += found[0] <= opt + 1e-9
+        multi += min(found) <= opt + 1e-9
+    assert single >= 10 and multi >= 17
+
+
+def test_compiled_sweep_matches_reference_loop_over_provider_api():
+    """One pass of the numba kernel equals the rule written out in Python over
+    DPCentroids.remove/scores/add, births and hard cannot-links included."""
+    for seed in range(5):
+        X, y, S, P = blobs_problem(seed, n=40, n_pairs=60, noise=0.3)
+        w = P.constraint_weights.copy()
+        w[::7] = -np.inf  # some hard cannot-links
+        indptr, indices, wc = _symmetric_csr(P.constraints, w, P.n_nodes)
+        we = _effective(wc, 0.7, 1.3)
+        rng = np.random.default_rng(seed)
+        labels0 = rng.integers(0, 3, P.n_nodes)
+        order = rng.permutation(P.n_nodes)
+        fast, slow = DPCentroids(lam=2.0), DPCentroids(lam=2.0)
+        fast.start(P, labels0)
+        slow.start(P, labels0)
+        moved = fast.sweep(order, indptr, indices, we)
+        n_moved = 0
+        for i in order.tolist():
+            a = slow.labels[i]
+            slow.remove(i)
+            cost = slow.scores(i)
+            for q in range(indptr[i], indptr[i + 1]):
+                cost[slow.labels[indices[q]]] -= we[q]
+            best = int(np.argmin(cost))
+            if best != a and cost[best] < cost[a] - 1e-12 * (1 + abs(cost[best])):
+                slow.add(i, best)
+                n_moved += 1
+            else:
+                slow.add(i, a)
+        np.testing.assert_array_equal(fast.labels, slow.labels)
+        assert moved == n_moved > 0
+        np.testing.assert_allclose(fast.centroids_, slow.centroids_)
+        fast.refit()
+        slow.refit()
+        assert fast.objective() == pytest.approx(slow.objective())
+
+
+# ---------------------------------------------------------------------- DP-means
+def test_dpmeans_finds_the_true_number_of_well_separated_blobs():
+    for seed in range(6):
+        k = 2 + seed % 4
+        X, y = gc.datasets.make_blobs(40 * k, k, 3, separation=12, random_state=seed)
+        # λ between the within-cluster and the between-cluster squared distances
+        est = DPMeans(lam=40.0, random_state=seed).fit(X)
+        assert est.n_clusters_ == k and gc.ari(y, est.labels_) == 1.0
+        hinted = DPMeans(n_clusters=k, random_state=seed).fit(X)
+        assert hinted.n_clusters_ == k and gc.ari(y, hinted.labels_) == 1.0
+        assert hinted.result_.info["lam_rule"] == "farthest_first"
+
+
+def test_dpmeans_lambda_extremes():
+    X, y = gc.datasets.make_blobs(30, 3, 2, random_state=1)
+    assert DPMeans(lam=1e9, random_state=0).fit(X).n_clusters_ == 1
+    tiny = DPMeans(lam=1e-9, random_state=0).fit(X)
+    assert tiny.n_clusters_ == len(X)  # every (distinct) point is its own cluster
+    assert tiny.result_.objective == pytest.approx(1e-9 * len(X))
+    mid = DPMeans(lam=8.0, random_state=0).fit(X)
+    assert 1 < mid.n_clusters_ < len(X)
+
+
+def test_dpmeans_objective_and_history():
+    X, y = gc.datasets.make_blobs(60, 4, 2, random_state=3)
+    est = DPMeans(lam=5.0, random_state=0).fit(X)
+    J = objective(X, np.ones(60), est.labels_, est.centroids_, [], [], 0, 0, 5.0)
+    assert est.result_.objective == pytest.approx(J)
+    assert np.all(np.diff(est.result_.history) <= 1e-9 * (1 + abs(J)))
+    # centroids are the cluster means, in label order
+    for k in range(est.n_clusters_):
+        np.testing.assert_allclose(est.centroids_[k], X[est.labels_ == k].mean(0))
+
+
+def test_no_constraints_or_zero_xi_equals_dpmeans():
+    X, y, S, P = blobs_problem(4, noise=0.1)
+    dp = DPMeans(lam=3.0, random_state=7).fit(X)
+    for xi in ["anneal", 0.0, 2.0]:
+        np.testing.assert_array_equal(RDPMeans(lam=3.0, xi=xi, random_state=7).fit(X).labels_, dp.labels_)
+    np.testing.assert_array_equal(RDPMeans(lam=3.0, xi=0.0, random_state=7).fit(X, S).labels_, dp.labels_)
+    # DP-means ignores side information but reports what it violates
+    with_s = DPMeans(lam=3.0, random_state=7).fit(X, S)
+    np.testing.assert_array_equal(with_s.labels_, dp.labels_)
+    assert with_s.result_.violations.n_must + with_s.result_.violations.n_cannot == len(S)
+
+
+def test_all_noise_constraints():
+    """Every constraint flipped: with xi='pq' and p = q = 1/2 the links carry no weight
+    and the answer is DP-means'; p = q < 1/2 says the links are mostly wrong, and the
+    same constraints then help; annealing enforces them (documented)."""
+    X, y = gc.datasets.make_blobs(90, 3, 2, separation=6, random_state=2)
+    S = gc.SideInfo.sample(y, n_pairs=150, noise=1.0, random_state=2)
+    assert S.sampling["n_flipped"] == 150
+    dp = DPMeans(n_clusters=3, random_state=5).fit(X)
+    assert gc.ari(y, dp.labels_) == 1.0
+    for noise_var in ["auto", 0.7]:
+        est = RDPMeans(n_clusters=3, xi="pq", p_link=0.5, noise_var=noise_var, random_state=5).fit(X, S)
+        assert est.xi_ == (0.0, 0.0)
+        np.testing.assert_array_equal(est.labels_, dp.labels_)
+    anti = RDPMeans(n_clusters=3, xi="pq", p_link=0.1, random_state=5).fit(X, S)
+    assert anti.xi_[0] < 0 and anti.xi_[1] < 0
+    assert gc.ari(y, anti.labels_) == 1.0
+    annealed = RDPMeans(n_clusters=3, random_state=5).fit(X, S)
+    assert gc.ari(y, annealed.labels_) < 0.5
+
+
+def test_pq_mode_and_noise_variance_estimate():
+    X, y = gc.datasets.make_blobs(150, 3, 2, cluster_std=0.5, separation=10, random_state=0)
+    S = gc.SideInfo.sample(y, n_pairs=100, noise=0.05, random_state=0)
+    est = RDPMeans(n_clusters=3, xi="pq", p_link=0.95, random_state=0).fit(X, S)
+    info = est.result_.info
+    assert info["noise_var"] == pytest.approx(0.25, rel=0.2)  # σ² of the blobs
+    assert est.xi_ == pytest.approx(xi_from_pq(0.95, 0.95, info["noise_var"]))
+    assert [s["xi1"] for s in info["stages"]] == [0.0, est.xi_[0]]
+    assert gc.ari(y, est.labels_) == 1.0
+    fixed = RDPMeans(n_clusters=3, xi="pq", p_link=0.9, q_link=0.8, noise_var=2.0, random_state=0).fit(X, S)
+    assert fixed.xi_ == pytest.approx((4 * math.log(0.9 / 0.2), 4 * math.log(0.8 / 0.1)))
+    assert len(fixed.result_.info["stages"]) == 1
+
+
+def test_xi_from_pq_closed_form():
+    assert xi_from_pq(0.95, noise_var=1.0) == pytest.approx((2 * math.log(19), 2 * math.log(19)))
+    assert xi_from_pq(0.9, 0.6, noise_var=0.5, divergence="kl") == pytest.approx(
+        (0.5 * math.log(0.9 / 0.4), 0.5 * math.log(0.6 / 0.1)))
+    assert xi_from_pq(0.5) == (0.0, 0.0)
+
+
+def test_clean_constraints_fix_a_bad_lambda():
+    """λ too large for DP-means to split two touching blobs; clean constraints do it."""
+    X, y = gc.datasets.make_blobs(80, 2, 2, separation=3, random_state=1)
+    assert DPMeans(lam=30.0, random_state=0).fit(X).n_clusters_ == 1
+    S = gc.SideInfo.sample(y, n_pairs=150, random_state=1)
+    est = RDPMeans(lam=30.0, random_state=0).fit(X, S)
+    assert est.n_clusters_ == 2 and gc.ari(y, est.labels_) > 0.9
+    assert est.result_.violations.n_violated == 0
+
+
+# ---------------------------------------------------------------------- λ rules
+def test_lambda_rules_by_hand():
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [11.0], [13.0]])  # mean 5
+    # farthest-first from the mean: 13 (64), then 0 (25), then 11 or 3 (4)
+    assert dp_lambda(X, 1) == 64.0 and dp_lambda(X, 2) == 25.0 and dp_lambda(X, 3) == 4.0
+    # k-th largest squared distance to the mean: 64, 36, 25, ...
+    assert dp_lambda(X, 2, rule="kth_from_mean") == 36.0
+    assert dp_lambda(X) == 25.0  # largest drop 25 -> 4 is after k = 2
+    # fewer distinct points than k: half the smallest positive divergence noted
+    # (mean 2/3: 2 at 16/9, then 0 at 4/9, then nothing left)
+    assert dp_lambda(np.array([[0.0], [0.0], [2.0]]), 3) == pytest.approx(2 / 9)
+    assert dp_lambda(np.zeros((4, 2))) == 1.0
+    with pytest.raises(TooFewClustersError, match="n_clusters=7"):
+        dp_lambda(X, 7)
+
+
+# ---------------------------------------------------------------------- KL
+def test_kl_on_histograms():
+    X, y = histograms(0)
+    est = RDPMeans(n_clusters=3, divergence="kl", random_state=0).fit(X)
+    assert est.n_clusters_ == 3 and gc.ari(y, est.labels_) == 1.0
+    Y = (X + 1e-3) / (X + 1e-3).sum(1, keepdims=True)
+    J = objective(Y, np.ones(len(Y)), est.labels_, est.centroids_, [], [], 0, 0, est.lam_, "kl")
+    assert est.result_.objective == pytest.approx(J, rel=1e-9)
+    np.testing.assert_allclose(est.centroids_.sum(1), 1.0)
+    # with constraints: local minimum under KL too
+    S = gc.SideInfo.sample(y, n_pairs=30, noise=0.2, random_state=0)
+    P = gc.Problem.from_array(X, S)
+    est = RDPMeans(lam=0.05, xi=0.03, divergence="kl", random_state=1).fit(P)
+    delta, J = single_moves(Y, np.ones(len(Y)), est.labels_, est.centroids_, P.constraints,
+                            P.constraint_weights, 0.03, 0.03, 0.05, "kl")
+    assert J == pytest.approx(est.result_.objective, rel=1e-9)
+    assert delta >= -1e-9
+
+
+# ---------------------------------------------------------------------- merged nodes
+@pytest.mark.parametrize("kind", ["sqeuclidean", "kl"])
+def test_contracted_problem_gives_the_same_objective(kind):
+    """Hard must-links merged by the estimator, or beforehand by gc.contract (nodes with
+    counts > 1 and X = feature sums): the same partition, and objectives that differ by
+    the members' scatter around their node mean."""
+    if kind == "kl":
+        X, y = histograms(3, n_per=10)
+        X = X / X.sum(1, keepdims=True)  # distributions: the mean of members is exact
+        opts = dict(lam=0.05, xi=0.02, divergence="kl", smoothing=0.0)
+    else:
+        X, y = gc.datasets.make_blobs(40, 3, 2, random_state=3)
+        opts = dict(lam=3.0, xi=1.0)
+    rng = np.random.default_rng(0)
+    same = [(int(a), int(b)) for a, b in rng.integers(0, len(X), (60, 2)) if a != b and y[a] == y[b]][:12]
+    S = gc.SideInfo.from_pairs(must=same, weight=np.inf)
+    soft = gc.SideInfo.sample(y, n_pairs=25, noise=0.2, random_state=0)
+    S = gc.SideInfo([*S.edges(), *[e for e in soft.edges() if (e[0], e[1]) not in set(same)]])
+    P = gc.Problem.from_array(X, S)
+    full = RDPMeans(random_state=0, **opts).fit(P)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reduced, lift = gc.contract(P)
+    assert reduced.counts.max() > 1
+    red = RDPMeans(random_state=0, **opts).fit(reduced)
+    np.testing.assert_array_equal(gc.base.canonical_labels(lift(red.labels_)), full.labels_)
+    means = reduced.feature_means[lift.mapping]
+    scatter = float(divergence(X, means, kind).sum())
+    assert full.result_.objective == pytest.approx(red.result_.objective + scatter, rel=1e-9)
+    # and the reported objective is J on the original nodes
+    J = objective(X, np.ones(len(X)), full.labels_, full.centroids_, P.constraints, P.constraint_weights,
+                  1.0 if kind != "kl" else 0.02, 1.0 if kind != "kl" else 0.02, opts["lam"], kind)
+    assert full.result_.objective == pytest.approx(J, rel=1e-9)
+    assert full.result_.info["n_super_nodes"] == reduced.n_nodes
+    # the reduced problem's node costs are counts · D(mean, μ)
+    dp = DPCentroids(2, **({"divergence": "kl", "smoothing": 0.0} if kind == "kl" else {}))
+    dp.initialize(reduced, red.centroids_[:2], None)
+    U = dp.unary(reduced)
+    np.testing.assert_allclose(U[:, 0], reduced.counts * divergence(reduced.feature_means, red.centroids_[0], kind))
+
+
+def test_hard_cannot_links_always_hold():
+    X, y, S, P = blobs_problem(5, n=40, n_pairs=0)
+    rng = np.random.default_rng(1)
+    cl = [(int(a), int(b)) for a, b in rng.integers(0, 40, (30, 2)) if a != b and y[a] == y[b]]
+    S = gc.SideInfo.from_pairs(cannot=cl, weight=np.inf)
+    for kw in [dict(xi="anneal"), dict(xi=0.0), dict(xi="pq", p_link=0.5), dict(xi="pq", p_link=0.9)]:
+        est = RDPMeans(lam=2.0, random_state=0, **kw).fit(X, S)
+        assert est.result_.violations.n_violated == 0
+        assert np.isfinite(est.result_.objective)
+
+
+def test_infeasible_hard_constraints_raise():
+    X = np.arange(8.0)[:, None]
+    S = gc.SideInfo([(0, 1, np.inf), (1, 2, np.inf), (0, 2, -np.inf)])
+    with pytest.raises(InfeasibleConstraintsError) as err:
+        RDPMeans(lam=1.0).fit(X, S)
+    assert err.value.path is not None
+
+
+# ---------------------------------------------------------------------- provider
+def test_provider_scores_and_births():
+    P = gc.Problem(nodes=["a", "b", "c"], W=gc.Problem.from_array(np.zeros((3, 1))).W,
+                   X=np.array([[0.0], [3.0], [9.0]]), counts=np.array([1, 3, 1]))  # node b: 3 points at 1.0
+    dp = DPCentroids(lam=2.0)
+    dp.start(P, np.array([0, 0, 1]))
+    np.testing.assert_allclose(dp.centroids_.ravel(), [0.75, 9.0])
+    dp.remove(1)
+    np.testing.assert_allclose(dp.scores(1), [3 * 0.0625, 3 * 64.0, 2.0])
+    dp.add(1, 0)
+    dp.remove(2)  # cluster 1 is now empty: re-joining it pays λ again
+    np.testing.assert_allclose(dp.scores(2), [81 - 2 * 9 * 0.75 + 0.5625, 0.0 + 2.0, 2.0])
+    dp.add(2, dp.n_clusters)  # a birth
+    assert dp.n_clusters == 3
+    dp.refit()
+    assert dp.n_clusters == 2 and dp.labels.tolist() == [0, 0, 1]
+    assert dp.objective() == pytest.approx(0.75 * 0.0 + 0.0 + 3 * 0.0625 + 0.5625 + 2 * 2.0)
+    with pytest.raises(InvalidParameterError, match="remove it first"):
+        dp.add(0, 1)
+    with pytest.raises(InvalidParameterError, match="does not exist"):
+        dp.remove(0)
+        dp.add(0, 5)
+
+
+def test_provider_inside_hmrf_matches_centroids():
+    X, y, S, P = blobs_problem(6, n=24, n_pairs=10, noise=0.0)
+    a = gc.HMRF(DPCentroids(3, lam=5.0), inference="bp", random_state=0).fit(X, S)
+    b = gc.HMRF(gc.potentials.Centroids(3), inference="bp", random_state=0).fit(X, S)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.result_.objective == pytest.approx(b.result_.objective)
+    np.testing.assert_allclose(a.potentials_.centroids_, b.potentials_.centroids_)
+    Xh, yh = histograms(1, n_per=8)
+    kl = gc.HMRF(DPCentroids(3, divergence="kl"), inference="icm", random_state=0).fit(Xh)
+    assert gc.ari(yh, kl.labels_) == 1.0
+
+
+# ---------------------------------------------------------------------- estimator
+def test_reproducible_with_random_state():
+    X, y, S, P = blobs_problem(8, noise=0.2)
+    a = RDPMeans(n_clusters=3, random_state=11).fit(P)
+    b = RDPMeans(n_clusters=3, random_state=11).fit(P)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.result_.history == b.result_.history
+    c = RDPMeans(n_clusters=3, random_state=np.random.default_rng(11)).fit(P)
+    np.testing.assert_array_equal(c.labels_, a.labels_)
+    boxed = [RDPMeans(lam=3.0, init="box", random_state=s).fit(P).labels_ for s in (1, 1)]
+    np.testing.assert_array_equal(*boxed)
+
+
+def test_graph_input_centroids_and_info():
+    G = nx.path_graph(["a", "b", "c", "d"])
+    nx.set_node_attributes(G, {"a": [0.0], "b": [0.1], "c": [5.0], "d": [5.1]}, "features")
+    S = gc.SideInfo.from_pairs(cannot=[("a", "b")])
+    est = RDPMeans(lam=1.0, xi=100.0, random_state=0).fit(G, S)
+    assert est.partition_ == {"a": 0, "b": 1, "c": 2, "d": 2}
+    np.testing.assert_allclose(est.centroids_, [[0.0], [0.1], [5.05]])
+    info = est.result_.info
+    assert info["lam"] == est.lam_ == 1.0 and info["lam_rule"] == "given" and info["xi_mode"] == "fixed"
+    assert info["iterations"] == len(est.result_.history) == len(info["n_changed"])
+    assert est.n_clusters_ == info["n_clusters"][-1] == 3
+
+
+def test_callback_and_progress():
+    X, y, S, P = blobs_problem(9)
+    seen = []
+    est = RDPMeans(lam=3.0, callback=lambda t, z, J: seen.append((t, len(z), J)) or t == 2, random_state=0,
+                   progress=True).fit(P)
+    assert [s[0] for s in seen] == [1, 2] and seen[0][1] == len(X)
+    assert est.result_.info["stop"] == "callback"
+
+
+def test_patience_and_uncapped_schedule():
+    X, y, S, P = blobs_problem(10, noise=0.0)
+    capped = RDPMeans(n_clusters=3, random_state=0).fit(P)
+    free = RDPMeans(n_clusters=3, xi_max=None, patience=5, random_state=0).fit(P)
+    assert free.result_.info["stop"] == "patience"
+    assert free.result_.info["xi_max"] is None
+    np.testing.assert_array_equal(free.labels_, capped.labels_)  # constraints act as hard in both
+    low = RDPMeans(n_clusters=3, xi_max=0.01, random_state=0).fit(P)
+    assert max(x[0] for x in low.result_.info["xi_schedule"]) == 0.01
+
+
+def test_registered_methods():
+    assert {"rdpmeans", "dpmeans"} <= set(METHODS)
+    est = METHODS["rdpmeans"][0](n_clusters=4, random_state=3)
+    assert isinstance(est, RDPMeans) and est.n_clusters == 4 and est.random_state == 3
+    assert isinstance(METHODS["dpmeans"][0](n_clusters=2, random_state=None), DPMeans)
+
+
+# ---------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("lam", [0.0, -1.0, float("nan"), "big"])
+def test_bad_lambda(lam):
+    with pytest.raises(InvalidParameterError, match="lam of RDPMeans"):
+        RDPMeans(lam=lam).fit(np.zeros((3, 1)))
+    with pytest.raises(InvalidParameterError, match="lam of DPCentroids"):
+        DPCentroids(lam=lam)
+
+
+@pytest.mark.parametrize("name, value", [("p_link", 0.0), ("p_link", 1.0), ("p_link", 1.5), ("q_link", 0.0),
+                                         ("q_link", -0.2)])
+def test_bad_link_credibilities(name, value):
+    params = {"xi": "pq", "p_link": 0.9, name: value}
+    with pytest.raises(InvalidParameterError, match=f"{name} of RDPMeans must lie strictly between 0 and 1"):
+        RDPMeans(**params).fit(np.zeros((3, 1)))
+    with pytest.raises(InvalidParameterError, match=name):
+        xi_from_pq(**{"p_link": 0.9, name: value})
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"xi": "bogus"}, "xi of RDPMeans must be 'anneal', 'pq'"),
+    ({"xi": -1.0}, "xi of RDPMeans must be >= 0"),
+    ({"xi": (1.0, 2.0, 3.0)}, r"\(xi1, xi2\)"),
+    ({"p_link": 0.9}, "only apply with xi='pq'"),
+    ({"xi": "pq"}, "needs p_link"),
+    ({"noise_var": 0.0}, "noise_var of RDPMeans must be > 0"),
+    ({"divergence": "cosine"}, "divergence of RDPMeans must be one of"),
+    ({"lam_rule": "elbow"}, "lam_rule of RDPMeans"),
+    ({"xi_rate": 0.5}, "xi_rate of RDPMeans must be >= 1"),
+    ({"n_clusters": 0}, "n_clusters of RDPMeans must be >= 1"),
+    ({"max_iter": 0}, "max_iter of RDPMeans"),
+    ({"xi_max": "soon"}, "xi_max of RDPMeans"),
+])
+def test_bad_parameters(params, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        RDPMeans(lam=1.0, **params).fit(np.zeros((3, 1)))
+
+
+def test_nan_features_name_the_node():
+    G = nx.path_graph(["a", "b", "c"])
+    nx.set_node_attributes(G, {"a": [0.0], "b": [float("nan")], "c": [1.0]}, "features")
+    with pytest.raises(InvalidFeaturesError, match="'b'") as err:
+        RDPMeans(lam=1.0).fit(G)
+    assert err.value.node == "b"
+    with pytest.raises(InvalidFeaturesError, match="row 1") as err:
+        DPMeans(lam=1.0).fit(np.array([[0.0], [np.nan], [1.0]]))
+    assert err.value.node == 1
+    # a Problem assembled by hand is checked too
+    P = gc.Problem(nodes=["x", "y"], W=gc.Problem.from_array(np.zeros((2, 1))).W, X=np.array([[0.0], [np.inf]]))
+    with pytest.raises(InvalidFeaturesError, match="node 'y'"):
+        RDPMeans(lam=1.0).fit(P)
+
+
+def test_other_feature_errors():
+    with pytest.raises(InvalidFeaturesError, match="RDPMeans needs node features"):
+        RDPMeans(lam=1.0).fit(nx.path_graph(3))
+    with pytest.raises(InvalidFeaturesError, match="negative feature"):
+        RDPMeans(lam=1.0, divergence="kl").fit(np.array([[1.0, 2.0], [3.0, -1.0]]))
+
+
+def test_k_hint_larger_than_n():
+    with pytest.raises(TooFewClustersError, match="n_clusters=5") as err:
+        RDPMeans(n_clusters=5).fit(np.arange(4.0)[:, None])
+    assert err.value.n_clusters == 5
+    with pytest.raises(TooFewClustersError):
+        DPMeans(n_clusters=5).fit(np.arange(4.0)[:, None])
+    X = np.random.default_rng(0).normal(size=(4, 2))
+    assert DPMeans(n_clusters=4, random_state=0).fit(X).n_clusters_ == 4
