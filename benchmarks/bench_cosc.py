@@ -12,7 +12,7 @@ schedule). Part 2 (real data): iris, wine, breast_cancer, digits (z-scored featu
 constraints.
 
     python benchmarks/bench_cosc.py [--quick] [--large] [--repeats 3] [--n-starts 5]
-        [--part 1 2] [--sizes ...] [--data moons blobs] [--constraints 0 50 200 1000]
+        [--part 1 2] [--sizes ...] [--data moons blobs] [--constraints 0 50 200 1000] [--n-jobs 2]
 """
 
 import argparse
@@ -36,9 +36,12 @@ def error(labels, y):
     return 1.0 - C[r, c].sum() / labels.size
 
 
+N_JOBS = None  # set from --n-jobs
+
+
 def fit_cosc(W, y, m, k, rep, n_starts):
     S = gc.SideInfo.sample(y, n_pairs=m, random_state=rep) if m else None
-    est = gc.COSC(k, n_starts=n_starts, random_state=rep)
+    est = gc.COSC(k, n_starts=n_starts, n_jobs=N_JOBS, random_state=rep)
     t = time.perf_counter()
     est = est.fit(W, S) if S is not None else est.fit(W)
     return time.perf_counter() - t, est
@@ -122,7 +125,10 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", help="override the synthetic sizes")
     ap.add_argument("--data", nargs="+", default=["moons", "blobs"], choices=["moons", "blobs"])
     ap.add_argument("--constraints", type=int, nargs="+", default=[0, 50, 200, 1000])
+    ap.add_argument("--n-jobs", type=int, default=None, help="COSC threads (default 1)")
     args = ap.parse_args()
+    global N_JOBS
+    N_JOBS = args.n_jobs
     # compile the numba kernels outside the timings
     X, y = make_moons(300, noise=0.1, random_state=0)
     fit_cosc(gc.knn_matrix(X, 10), y, 20, 2, 0, 2)

@@ -29,6 +29,8 @@ from .metrics import ari, nmi, pairwise_f_measure, violations
 from .problem import Problem, as_problem
 from .sideinfo import CheckReport, Conflict, SideInfo
 from .spectral import COSC, SpectralClustering
+from .rdpmeans import DPCentroids, DPMeans, RDPMeans
+from .tvclust import TVClust
 
 __version__ = "0.1.0.dev0"
 
@@ -66,6 +68,10 @@ __all__ = [
     "SpectralClustering",
     "COSC",
     "HMRF",
+    "RDPMeans",
+    "DPMeans",
+    "DPCentroids",
+    "TVClust",
     "ClusteringResult",
     "check_is_fitted",
     # metrics

@@ -2,5 +2,7 @@
 
 from .base import NodePotentials
 from .centroids import DISTORTIONS, Centroids
+from .conjugate import CONJUGATE, DirichletMultinomial, NormalInverseGamma, NormalInverseWishart
 
-__all__ = ["NodePotentials", "Centroids", "DISTORTIONS"]
+__all__ = ["NodePotentials", "Centroids", "DISTORTIONS", "NormalInverseWishart", "NormalInverseGamma",
+           "DirichletMultinomial", "CONJUGATE"]

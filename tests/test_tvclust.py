@@ -1,0 +1,381 @@
+"""Tests of TVClust: the sampler against exact enumeration of the posterior over all
+set partitions, the side information's exact no-op at p = q = 0.5, hard constraints,
+the p/q and α updates, the Binder point estimate and the co-clustering matrix against
+brute force, and the error paths."""
+
+import math
+import warnings
+
+import networkx as nx
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import gammaln, multigammaln
+
+import graphclust as gc
+from graphclust.base import METHODS
+from graphclust.errors import (
+    InfeasibleConstraintsError,
+    InvalidFeaturesError,
+    InvalidParameterError,
+)
+from graphclust.potentials.conjugate import DirichletMultinomial, NormalInverseGamma, NormalInverseWishart
+from graphclust.tvclust import TVClust, _escobar_west
+
+
+# ---------------------------------------------------------------------- oracles
+def set_partitions(n):
+    """Every partition of range(n) as a list of blocks (Bell(n) of them)."""
+    if n == 0:
+        yield []
+        return
+    for part in set_partitions(n - 1):
+        for k in range(len(part)):
+            yield part[:k] + [part[k] + [n - 1]] + part[k + 1:]
+        yield part + [[n - 1]]
+
+
+def niw_logml(X, pr):
+    n, d = X.shape
+    xb = X.mean(0)
+    kn, nun = pr["kappa"] + n, pr["dof"] + n
+    psin = pr["scale"] + (X - xb).T @ (X - xb) + pr["kappa"] * n / kn * np.outer(xb - pr["mean"], xb - pr["mean"])
+    return (-n * d / 2 * np.log(np.pi) + multigammaln(nun / 2, d) - multigammaln(pr["dof"] / 2, d)
+            + pr["dof"] / 2 * np.linalg.slogdet(pr["scale"])[1] - nun / 2 * np.linalg.slogdet(psin)[1]
+            + d / 2 * np.log(pr["kappa"] / kn))
+
+
+def nig_logml(X, pr):
+    n = len(X)
+    xb = X.mean(0)
+    kn, an = pr["kappa"] + n, pr["shape"] + n / 2
+    bn = pr["rate"] + ((X - xb) ** 2).sum(0) / 2 + pr["kappa"] * n * (xb - pr["mean"]) ** 2 / (2 * kn)
+    return float((gammaln(an) - gammaln(pr["shape"]) + pr["shape"] * np.log(pr["rate"]) - an * np.log(bn)
+                  + 0.5 * np.log(pr["kappa"] / kn) - n / 2 * np.log(2 * np.pi)).sum())
+
+
+def dm_logml(X, pr):
+    beta, c = pr["concentration"], X.sum(0)
+    return float(gammaln(beta.sum()) - gammaln(beta.sum() + c.sum()) + (gammaln(beta + c) - gammaln(beta)).sum())
+
+
+def exact_posterior(X, constraints, alpha, p, q, logml):
+    """P(partition | X, E) ∝ CRP(z | α) Π_k m(X_k) Π_(i,j) P(E_ij | H_ij), by enumeration;
+    keys are canonical label tuples."""
+    n = len(X)
+    keys, logp = [], []
+    for part in set_partitions(n):
+        z = np.empty(n, dtype=int)
+        for k, block in enumerate(part):
+            z[block] = k
+        lp = len(part) * np.log(alpha) + sum(gammaln(len(b)) + logml(X[b]) for b in part)
+        for a, b, w in constraints:
+            same = z[a] == z[b]
+            if np.isinf(w):
+                lp += 0.0 if (w > 0) == same else -np.inf
+            elif w > 0:
+                lp += w * np.log(p if same else 1 - q)
+            else:
+                lp += -w * np.log(1 - p if same else q)
+        keys.append(tuple(gc.base.canonical_labels(z).tolist()))
+        logp.append(lp)
+    logp = np.array(logp)
+    prob = np.exp(logp - logp.max())
+    return dict(zip(keys, prob / prob.sum()))
+
+
+def empirical(samples):
+    keys, counts = np.unique(samples, axis=0, return_counts=True)
+    return {tuple(k.tolist()): c / counts.sum() for k, c in zip(keys, counts)}
+
+
+def total_variation(exact, emp):
+    return 0.5 * sum(abs(exact.get(k, 0.0) - emp.get(k, 0.0)) for k in set(exact) | set(emp))
+
+
+TINY = np.array([[0.0, 0.0], [0.5, 0.2], [1.0, 1.1], [1.3, 0.7], [0.2, 1.0]])
+
+
+# ---------------------------------------------------------------------- the sampler is exact
+@pytest.mark.parametrize("split_merge", [0, 3], ids=["gibbs", "gibbs+split-merge"])
+def test_matches_exact_enumeration_full_gaussian(split_merge):
+    """Bell(5) = 52 partitions; fixed α, p, q; soft constraints of mixed strength."""
+    constraints = [(0, 1, 1.0), (2, 4, -1.0), (1, 3, 2.0)]
+    S = gc.SideInfo(constraints)
+    alpha, p, q = 0.7, 0.8, 0.7
+    est = TVClust(alpha=alpha, p=p, q=q, learn_pq=False, n_iter=12000, burn_in=100, n_split_merge=split_merge,
+                  random_state=0).fit(TINY, S)
+    pr = est.likelihood_.prior_
+    exact = exact_posterior(TINY, constraints, alpha, p, q, lambda Y: niw_logml(Y, pr))
+    assert len(exact) == 52
+    assert total_variation(exact, empirical(est.samples_)) < 0.04
+
+
+def test_matches_exact_enumeration_with_hard_constraints():
+    """Hard must-link (a block moved as one, scored by its joint predictive with its
+    scatter) and hard cannot-link, diagonal Gaussian, split-merge on."""
+    constraints = [(0, 2, np.inf), (1, 4, -np.inf), (3, 4, 1.0), (0, 3, -1.0)]
+    S = gc.SideInfo(constraints)
+    alpha, p, q = 1.3, 0.9, 0.6
+    est = TVClust("gaussian-diag", alpha=alpha, p=p, q=q, learn_pq=False, n_iter=12000, burn_in=100,
+                  n_split_merge=3, random_state=1).fit(TINY, S)
+    assert est.result_.info["n_items"] == 4
+    pr = est.likelihood_.prior_
+    exact = exact_posterior(TINY, constraints, alpha, p, q, lambda Y: nig_logml(Y, pr))
+    emp = empirical(est.samples_)
+    assert all(exact.get(k, 0.0) > 0 for k in emp)  # no sample breaks a hard constraint
+    assert total_variation(exact, emp) < 0.04
+
+
+def test_matches_exact_enumeration_multinomial():
+    X = np.array([[4.0, 0.0, 1.0], [3.0, 1.0, 0.0], [0.0, 3.0, 2.0], [1.0, 4.0, 0.0]])
+    constraints = [(0, 3, -1.0), (1, 2, 1.0)]
+    alpha, p, q = 0.5, 0.75, 0.85
+    est = TVClust("multinomial", alpha=alpha, p=p, q=q, learn_pq=False, n_iter=8000, burn_in=100, n_split_merge=2,
+                  random_state=2).fit(X, gc.SideInfo(constraints))
+    pr = est.likelihood_.prior_
+    exact = exact_posterior(X, constraints, alpha, p, q, lambda Y: dm_logml(Y, pr))
+    assert total_variation(exact, empirical(est.samples_)) < 0.04
+
+
+def test_uninformative_side_information_changes_nothing():
+    """p = q = 0.5 makes every constraint factor exactly 1: the same seed gives the
+    same chain as without constraints, sample for sample."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(15, 2)), rng.normal(size=(15, 2)) + 2.0])
+    S = gc.SideInfo.sample(np.repeat([0, 1], 15), n_pairs=40, noise=0.2, random_state=0)
+    kw = dict(p=0.5, q=0.5, learn_pq=False, n_iter=60, random_state=5)
+    with_s = TVClust(**kw).fit(X, S)
+    without = TVClust(**kw).fit(X)
+    np.testing.assert_array_equal(with_s.samples_, without.samples_)
+    np.testing.assert_array_equal(with_s.result_.info["n_clusters"], without.result_.info["n_clusters"])
+
+
+# ---------------------------------------------------------------------- behaviour on blobs
+def blobs(rng, sizes=(20, 20, 20), sep=6.0, scale=0.5):
+    centres = sep * np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.9]])
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    return centres[y] + scale * rng.normal(size=(len(y), 2)), y
+
+
+def test_credible_constraints_are_respected_on_separable_blobs():
+    X, y = blobs(np.random.default_rng(0))
+    S = gc.SideInfo.sample(y, n_pairs=60, random_state=0)
+    est = TVClust(p=0.999, q=0.999, learn_pq=False, n_iter=60, random_state=0).fit(X, S)
+    assert est.result_.violations.n_violated == 0
+    assert gc.ari(y, est.labels_) == 1.0
+    assert est.n_clusters_posterior_[3] > 0.9
+
+
+def test_credible_constraints_split_what_the_features_merge():
+    """Two overlapping groups look like one cluster; many credible constraints
+    separate them, and with p = q = 0.5 (no information) they stay merged."""
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], 25)
+    X = rng.normal(size=(50, 2)) * np.array([1.0, 0.3]) + np.array([[0.0, 0.0], [1.5, 0.0]])[y]
+    S = gc.SideInfo.sample(y, n_pairs=300, random_state=1)
+    blind = TVClust(p=0.5, q=0.5, learn_pq=False, n_iter=80, random_state=0).fit(X, S)
+    informed = TVClust(p=0.99, q=0.99, learn_pq=False, n_iter=80, random_state=0).fit(X, S)
+    assert gc.ari(y, blind.labels_) < 0.2
+    assert gc.ari(y, informed.labels_) == 1.0 and informed.result_.violations.n_violated == 0
+
+
+def test_learnt_credibilities_recover_the_flip_rate():
+    X, y = blobs(np.random.default_rng(2), sizes=(40, 40, 40))
+    S = gc.SideInfo.sample(y, n_pairs=600, noise=0.2, random_state=2)
+    est = TVClust(n_iter=120, random_state=0).fit(X, S)
+    assert gc.ari(y, est.labels_) == 1.0 and est.n_clusters_posterior_[3] > 0.9
+    # with the partition at (or next to) the truth, p and q have these Beta posteriors
+    pairs = np.array([(u, v) for u, v, _ in S.edges()])
+    ml = np.array([w > 0 for _, _, w in S.edges()])
+    same = y[pairs[:, 0]] == y[pairs[:, 1]]
+    n11, n01, n00, n10 = (ml & same).sum(), (~ml & same).sum(), (~ml & ~same).sum(), (ml & ~same).sum()
+    assert est.p_ == pytest.approx((10 + n11) / (11 + n11 + n01), abs=0.015)
+    assert est.q_ == pytest.approx((10 + n00) / (11 + n00 + n10), abs=0.015)
+    assert abs(est.q_ - 0.8) < 0.05 and est.result_.info["p"].shape == (1, 120)
+
+
+def test_hard_constraints_hold_in_every_sample():
+    X, y = blobs(np.random.default_rng(4), sizes=(10, 10, 10))
+    S = gc.SideInfo.from_pairs(must=[(0, 15), (15, 25)], cannot=[(1, 2), (11, 12)], weight=np.inf)
+    est = TVClust(n_iter=40, random_state=0).fit(X, S)
+    Z = est.samples_
+    assert (Z[:, 0] == Z[:, 15]).all() and (Z[:, 15] == Z[:, 25]).all()
+    assert (Z[:, 1] != Z[:, 2]).all() and (Z[:, 11] != Z[:, 12]).all()
+    assert est.result_.info["n_items"] == 28
+    assert est.coclustering_[0, 15] == 1.0 and est.coclustering_[1, 2] == 0.0
+
+
+def test_infeasible_hard_constraints_name_the_path():
+    S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2)], cannot=[(0, 2)], weight=np.inf)
+    with pytest.raises(InfeasibleConstraintsError, match="must-link path 0 - 1 - 2"):
+        TVClust(n_iter=5).fit(TINY, S)
+
+
+def test_split_merge_separates_what_sequential_start_merges():
+    """In 20 dimensions the sequential start puts several blobs in one cluster, which
+    single-node moves cannot split; split–merge moves recover all five."""
+    rng = np.random.default_rng(0)
+    centres = rng.uniform(-10, 10, size=(5, 20))
+    y = np.repeat(np.arange(5), 40)
+    X = centres[y] + rng.normal(size=(200, 20))
+    plain = TVClust(n_iter=30, n_split_merge=0, random_state=0).fit(X)
+    moved = TVClust(n_iter=30, random_state=0).fit(X)
+    assert gc.ari(y, moved.labels_) == 1.0
+    assert moved.log_joint_[0, -1] > plain.log_joint_[0, -1]
+    assert moved.result_.info["split_merge_accepted"] > 0
+
+
+# ---------------------------------------------------------------------- summaries
+def fitted(seed=0, **kw):
+    X, y = blobs(np.random.default_rng(seed), sizes=(8, 8, 8), sep=2.5, scale=0.8)
+    G = gc.knn_graph(X, n_neighbors=3)
+    S = gc.SideInfo.sample(y, n_pairs=15, noise=0.2, random_state=seed)
+    return TVClust(**{"n_iter": 80, "random_state": seed, **kw}).fit(G, S), G, S
+
+
+def test_binder_point_estimate_against_the_dense_posterior():
+    est, G, S = fitted(n_chains=2)
+    Z = est.samples_
+    n = Z.shape[1]
+    P = np.mean([(z[:, None] == z[None, :]) for z in Z], axis=0)
+    iu = np.triu_indices(n, 1)
+
+    def expected_loss(z):
+        same = (z[:, None] == z[None, :])[iu]
+        return float(np.abs(same - P[iu]).sum())
+
+    distinct = np.unique(Z, axis=0)
+    losses = [expected_loss(z) for z in distinct]
+    assert est.result_.objective == pytest.approx(min(losses), rel=1e-9)
+    assert expected_loss(est.labels_) == pytest.approx(min(losses), rel=1e-9)
+    np.testing.assert_allclose(est.coclustering(), P, atol=1e-12)
+
+
+def test_coclustering_is_stored_on_constraint_pairs_and_graph_edges():
+    est, G, S = fitted()
+    C = est.coclustering_.tocoo()
+    idx = {u: i for i, u in enumerate(est.nodes_)}
+    stored = {(min(i, j), max(i, j)) for i, j in zip(C.row.tolist(), C.col.tolist())}
+    wanted = {tuple(sorted((idx[u], idx[v]))) for u, v in G.edges()} | {
+        tuple(sorted((idx[u], idx[v]))) for u, v, _ in S.edges()}
+    assert stored == wanted
+    dense = est.coclustering()
+    np.testing.assert_allclose(C.data, dense[C.row, C.col], atol=1e-12)
+    pairs = np.array([[0, 5], [3, 20], [7, 7]])
+    np.testing.assert_allclose(est.coclustering(pairs), dense[pairs[:, 0], pairs[:, 1]])
+
+
+def test_posterior_summaries_are_consistent():
+    est, _, _ = fitted(n_chains=2, thin=2, learn_alpha=True)
+    info = est.result_.info
+    assert est.samples_.shape == (2 * 20, 24)  # (80 − 40) / 2 kept per chain
+    assert info["log_joint"].shape == (2, 80) and est.result_.history == info["log_joint"][0].tolist()
+    k = np.array([len(np.unique(z)) for z in est.samples_])
+    np.testing.assert_allclose(est.n_clusters_posterior_, np.bincount(k) / len(k))
+    assert est.alpha_ == pytest.approx(info["alpha"][:, 40::2].mean())
+    assert est.p_ == pytest.approx(info["p"][:, 40::2].mean())
+    assert 0 < est.p_ < 1 and est.alpha_ > 0
+
+
+def test_map_point_estimate_is_the_best_kept_sample():
+    est, _, _ = fitted(point_estimate="map", n_chains=2)
+    kept = est.result_.info["log_joint"][:, 40:].reshape(-1)
+    np.testing.assert_array_equal(est.labels_, est.samples_[int(np.argmax(kept))])
+
+
+def test_escobar_west_draws_follow_the_exact_alpha_posterior():
+    """With K and N fixed, the auxiliary-variable chain for α has stationary density
+    ∝ Gamma(α | a, b) α^K Γ(α)/Γ(α + N); compare means."""
+    a, b, K, N = 2.0, 1.0, 4, 30
+    rng = np.random.default_rng(0)
+    alpha, draws = 1.0, []
+    for _ in range(20000):
+        alpha = _escobar_west(alpha, K, N, a, b, rng)
+        draws.append(alpha)
+
+    def dens(x):
+        return math.exp((a - 1) * math.log(x) - b * x + K * math.log(x) + math.lgamma(x) - math.lgamma(x + N))
+
+    Z = integrate.quad(dens, 0, np.inf)[0]
+    mean = integrate.quad(lambda x: x * dens(x), 0, np.inf)[0] / Z
+    assert np.mean(draws[500:]) == pytest.approx(mean, rel=0.03)
+
+
+# ---------------------------------------------------------------------- contract
+def test_reproducible_with_random_state():
+    a, _, _ = fitted(seed=3)
+    b, _, _ = fitted(seed=3)
+    np.testing.assert_array_equal(a.samples_, b.samples_)
+    np.testing.assert_array_equal(a.log_joint_, b.log_joint_)
+    two = fitted(seed=3, n_chains=2)[0]
+    assert not np.array_equal(two.log_joint_[0], two.log_joint_[1])
+    np.testing.assert_array_equal(two.log_joint_[0], fitted(seed=3, n_chains=2)[0].log_joint_[0])
+
+
+def test_registered_method_and_docs_defaults():
+    factory, description = METHODS["tvclust"]
+    est = factory(n_clusters=3, random_state=0)
+    assert isinstance(est, TVClust) and est.random_state == 0 and "ignored" in description
+    assert gc.TVClust is TVClust
+
+
+def test_likelihood_instances_and_init_labels():
+    X, y = blobs(np.random.default_rng(5), sizes=(10, 10, 10))
+    lik = NormalInverseWishart(kappa=0.5)
+    est = TVClust(lik, n_iter=20, init=y, random_state=0).fit(X)
+    assert est.likelihood_ is not lik and est.likelihood_.prior_["kappa"] == 0.5 and lik.prior_ is None
+    assert gc.ari(y, est.labels_) == 1.0
+    # an initial labelling that breaks a hard cannot-link is repaired in the first sweep
+    S = gc.SideInfo.from_pairs(cannot=[(0, 1)], weight=np.inf)
+    est = TVClust(NormalInverseGamma(), n_iter=3, burn_in=0, init=y, random_state=0).fit(X, S)
+    assert (est.samples_[:, 0] != est.samples_[:, 1]).all()
+
+
+def test_contracted_input():
+    X = np.array([[0.0, 0.0], [0.1, 0.1], [3.0, 3.0], [3.1, 2.9]])
+    reduced, _ = gc.contract(gc.Problem.from_array(X, gc.SideInfo.from_pairs(must=[(0, 1)], weight=np.inf)))
+    with pytest.warns(UserWarning, match="cannot see their within-node scatter"):
+        TVClust(n_iter=5).fit(reduced)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TVClust("multinomial", n_iter=5).fit(reduced)
+
+
+# ---------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("params, match", [
+    (dict(p=0.0), "p of TVClust is a probability and must lie strictly between 0 and 1, got 0.0"),
+    (dict(p=1.0), "p of TVClust is a probability"),
+    (dict(q=1.5), "q of TVClust is a probability and must lie strictly between 0 and 1, got 1.5"),
+    (dict(q=-0.1), "q of TVClust is a probability"),
+    (dict(alpha=0.0), "alpha of TVClust must be > 0"),
+    (dict(alpha=-2), "alpha of TVClust must be > 0"),
+    (dict(likelihood="poisson"), "likelihood of TVClust must be one of gaussian, gaussian-diag, multinomial"),
+    (dict(likelihood=gc.potentials.Centroids(2)), "got Centroids"),
+    (dict(n_iter=10, burn_in=10), r"burn_in of TVClust \(10\) must be smaller than n_iter \(10\)"),
+    (dict(thin=0), "thin of TVClust must be >= 1"),
+    (dict(n_chains=0), "n_chains of TVClust must be >= 1"),
+    (dict(p_prior=(1.0, 0.0)), r"p_prior\[1\] of TVClust must be > 0"),
+    (dict(alpha_prior=3.0), "alpha_prior of TVClust must be a pair"),
+    (dict(point_estimate="mean"), "point_estimate of TVClust must be 'binder' or 'map'"),
+    (dict(init="kmeans"), "init of TVClust must be 'sequential' or an array"),
+    (dict(init=[0, 1]), "init of TVClust must be 'sequential' or 5 integer labels"),
+])
+def test_bad_parameters(params, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        TVClust(**params).fit(TINY)
+
+
+def test_bad_features_name_the_node():
+    G = nx.path_graph(["a", "b", "c"])
+    nx.set_node_attributes(G, {"a": [0.0, 1.0], "b": [float("nan"), 1.0], "c": [2.0, 2.0]}, "features")
+    with pytest.raises(InvalidFeaturesError, match="node 'b'") as err:
+        TVClust(n_iter=5).fit(G)
+    assert err.value.node == "b"
+    counts = gc.Problem.from_array(np.array([[1.0, 2.0], [3.0, -1.0]]), nodes=["x", "y"])
+    with pytest.raises(InvalidFeaturesError, match="node 'y' has a negative count") as err:
+        TVClust("multinomial", n_iter=5).fit(counts)
+    assert err.value.node == "y"
+    with pytest.raises(InvalidFeaturesError, match="needs node features"):
+        TVClust(n_iter=5).fit(nx.path_graph(4))
+    assert isinstance(DirichletMultinomial(), gc.potentials.DirichletMultinomial)
