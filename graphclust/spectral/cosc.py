@@ -38,7 +38,7 @@ __all__ = ["COSC"]
 
 _BISECT_TOL = 0.4  # relative width at which the bisection of gamma stops
 _GAMMA_GROWTH = 2.0  # factor of gamma between steps until a consistent partition wins
-_N_CHAINS = 3  # warm-started runs carried from one gamma step to the next
+_N_CHAINS = 2  # warm-started runs carried from one gamma step to the next
 _TINY_WEIGHT = 1e-12  # vertex weights below this fraction of the largest are treated as 0
 _MAX_COMPONENT_CANDIDATES = 50  # component-vs-rest splits tried in a disconnected cluster (k > 2)
 _CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
@@ -487,12 +487,16 @@ def _record(gamma, runs, chosen):
 
 def _next_chains(runs):
     """Warm starts for the next gamma: ``_N_CHAINS`` runs, distinct partitions first
-    (best penalised ratio first), then repeats (their vectors still differ)."""
+    (best penalised ratio first), then repeats whose vector still moved at this gamma
+    (a repeat that took no step is stuck and would only cost time)."""
     order = sorted(range(len(runs)), key=lambda i: runs[i].ratio)
     seen, first, repeats = set(), [], []
     for i in order:
         key = runs[i].labels.astype(bool).tobytes()
-        (repeats if key in seen else first).append(i)
+        if key not in seen:
+            first.append(i)
+        elif len(runs[i].history) > 1:
+            repeats.append(i)
         seen.add(key)
     kept = (first + repeats)[:_N_CHAINS]
     return [(runs[i].f, runs[i].state) for i in kept]
