@@ -31,6 +31,8 @@ from .sideinfo import CheckReport, Conflict, SideInfo
 from .spectral import COSC, SpectralClustering
 from .rdpmeans import DPCentroids, DPMeans, RDPMeans
 from .tvclust import TVClust
+from . import segmentation
+from .segmentation import Segmentation, segment
 
 __version__ = "0.1.0.dev0"
 
@@ -72,6 +74,10 @@ __all__ = [
     "DPMeans",
     "DPCentroids",
     "TVClust",
+    # images
+    "segment",
+    "Segmentation",
+    "segmentation",
     "ClusteringResult",
     "check_is_fitted",
     # metrics

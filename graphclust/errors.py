@@ -20,6 +20,7 @@ __all__ = [
     "NotFittedError",
     "MissingDependencyError",
     "ProblemTooLargeError",
+    "ImageReadError",
 ]
 
 
@@ -166,3 +167,16 @@ class MissingDependencyError(GraphclustError, ImportError):
 class ProblemTooLargeError(GraphclustError, ValueError):
     """The problem exceeds the size an engine accepts (for example the LP relaxation);
     the message suggests an engine that scales."""
+
+
+class ImageReadError(GraphclustError, ValueError):
+    """An image or scribble file is missing or cannot be decoded.
+
+    Attributes
+    ----------
+    path : str or None
+    """
+
+    def __init__(self, message, *, path=None):
+        super().__init__(message)
+        self.path = path

@@ -1,0 +1,598 @@
+"""Image segmentation: pixels (or superpixels) are nodes, neighbours are data edges,
+scribbles are the side information.
+
+The common case is one call::
+
+    labels = gc.segment(image, scribbles=scribbles).labels
+
+An image becomes a pixel grid with contrast-sensitive weights
+(:func:`graphclust.grid_arrays`) or a region-adjacency graph of SLIC superpixels
+(:func:`superpixel_graph`, ``image`` extra). A scribble image (``0`` = no scribble,
+``1, 2, ...`` = segment labels, or a colour image whose distinct non-black colours
+are the labels) gives hard must-links inside each label and cannot-links across
+(:func:`scribbles_to_side_info`). The HMRF methods minimise
+
+.. math::
+
+    E(z) = \\sum_p c_p(z_p) + \\lambda \\sum_{(p,q)} w_{pq} [z_p \\ne z_q]
+
+with ``c_p(l)`` the negative log-likelihood of the pixel colour under a Gaussian
+fitted on the pixels scribbled ``l`` (``inf`` for the other labels at a scribbled
+pixel, so scribbles always hold) with any inference engine. Without scribbles the
+colour model is learnt by :class:`graphclust.HMRF` (k-means centroids plus the same
+smoothness term). ``"cosc"`` and ``"rdpmeans"`` run those estimators on the same
+graph and constraints.
+"""
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._utils import check_float, check_int, check_random_state, optional_import
+from .energy import Energy
+from .errors import ImageReadError, InvalidFeaturesError, InvalidParameterError
+from .graphs import grid_arrays
+from .inference import solve
+from .problem import Problem
+from .sideinfo import SideInfo
+
+__all__ = [
+    "SEGMENT_METHODS",
+    "Segmentation",
+    "segment",
+    "scribble_labels",
+    "scribbles_to_side_info",
+    "superpixel_graph",
+    "overlay",
+    "read_image",
+    "write_label_image",
+]
+
+#: methods of :func:`segment`
+SEGMENT_METHODS = ("hmrf-bp", "hmrf-icm", "hmrf-lp", "cosc", "rdpmeans")
+
+#: pseudo-pixels of the pooled variance in each scribble label's colour variance
+_PRIOR_PIXELS = 20.0
+
+#: a colour per label for overlays (tab10-like, RGB in [0, 1])
+_PALETTE = np.array([
+    [0.12, 0.47, 0.71], [1.00, 0.50, 0.05], [0.17, 0.63, 0.17], [0.84, 0.15, 0.16], [0.58, 0.40, 0.74],
+    [0.55, 0.34, 0.29], [0.89, 0.47, 0.76], [0.50, 0.50, 0.50], [0.74, 0.74, 0.13], [0.09, 0.75, 0.81],
+])
+
+
+@dataclass
+class Segmentation:
+    """What :func:`segment` returns.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (rows, cols), dtype int64
+        The label image. With scribbles, segment ``l`` carries the scribble label
+        ``l`` (a cluster no scribble touches gets the next free integer); without
+        them, labels are ``0 .. n_segments - 1``.
+    method : str
+    energy : float or None
+        Energy of the answer (HMRF methods with scribbles).
+    lower_bound : float or None
+        A lower bound on the minimum energy (``"hmrf-lp"``).
+    seconds : float
+        Wall-clock time of the whole call.
+    segments : ndarray of shape (rows, cols) or None
+        The superpixel of every pixel (``graph="superpixels"``).
+    info : dict
+        Graph size, the estimator or engine result, and the colour model.
+    """
+
+    labels: np.ndarray
+    method: str
+    energy: float | None = None
+    lower_bound: float | None = None
+    seconds: float = 0.0
+    segments: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    def overlay(self, image, alpha=0.45):
+        """The image with the segments painted over it (see :func:`overlay`)."""
+        return overlay(image, self.labels, alpha=alpha)
+
+
+# ---------------------------------------------------------------------- inputs
+def _as_image(image):
+    """Float image of shape (rows, cols, channels); integer images scaled to [0, 1]."""
+    arr = np.asarray(image)
+    if arr.dtype.kind not in "biuf":
+        raise InvalidFeaturesError(f"image must be numeric, got dtype {arr.dtype}")
+    if arr.ndim not in (2, 3) or arr.size == 0:
+        raise InvalidParameterError(
+            f"image must be 2-D (grey) or 3-D (rows, cols, channels) and non-empty, got shape {arr.shape}"
+        )
+    img = arr.astype(np.float64)
+    if arr.dtype.kind in "iu" and arr.dtype != np.bool_:
+        img /= float(np.iinfo(arr.dtype).max)
+    if img.ndim == 2:
+        img = img[:, :, None]
+    if img.shape[2] == 4:  # RGBA: the alpha channel carries no colour
+        img = img[:, :, :3]
+    bad = ~np.isfinite(img)
+    if bad.any():
+        r, c, _ = np.argwhere(bad)[0]
+        raise InvalidFeaturesError(f"image has a NaN or infinite value at pixel (row={r}, col={c})",
+                                   node=(int(r), int(c)))
+    return img
+
+
+def scribble_labels(scribbles, shape=None):
+    """A scribble image as integer labels: ``0`` = unlabelled, ``1, 2, ...`` = labels.
+
+    Parameters
+    ----------
+    scribbles : array-like of shape (rows, cols) or (rows, cols, 3 or 4)
+        Integer labels (``0`` = no scribble; negative values are refused), or a
+        colour image in which black (and, with an alpha channel, transparent)
+        pixels carry no scribble and every other distinct colour is one label,
+        numbered ``1, 2, ...`` in order of the colours' values.
+    shape : tuple of int or None, default=None
+        ``(rows, cols)`` of the image the scribbles belong to; a mismatch is an error.
+
+    Returns
+    -------
+    ndarray of shape (rows, cols), dtype int64
+
+    Examples
+    --------
+    >>> rgb = np.zeros((2, 3, 3), dtype=np.uint8)
+    >>> rgb[0, 0] = [255, 0, 0]; rgb[1, 2] = [0, 0, 255]
+    >>> scribble_labels(rgb).tolist()
+    [[2, 0, 0], [0, 0, 1]]
+    """
+    s = np.asarray(scribbles)
+    if s.dtype.kind not in "biuf":
+        raise InvalidParameterError(f"scribbles must be numeric, got dtype {s.dtype}")
+    if s.ndim == 3 and s.shape[2] in (3, 4):
+        colour = s[:, :, :3].reshape(-1, 3)
+        on = colour.any(axis=1)
+        if s.shape[2] == 4:
+            on &= s[:, :, 3].reshape(-1) > 0
+        out = np.zeros(colour.shape[0], dtype=np.int64)
+        if on.any():
+            _, inv = np.unique(colour[on], axis=0, return_inverse=True)
+            out[on] = inv.reshape(-1) + 1
+        lab = out.reshape(s.shape[:2])
+    elif s.ndim == 2:
+        if s.dtype.kind == "f" and not np.all(np.isfinite(s) & (s == np.round(s))):
+            raise InvalidParameterError("scribbles must hold integer labels (0 = no scribble)")
+        lab = s.astype(np.int64)
+        if (lab < 0).any():
+            r, c = np.argwhere(lab < 0)[0]
+            raise InvalidParameterError(f"scribbles has a negative label at pixel (row={r}, col={c}); "
+                                        "use 0 for no scribble and 1, 2, ... for labels")
+    else:
+        raise InvalidParameterError(
+            f"scribbles must be a label image (rows, cols) or a colour image (rows, cols, 3|4), got shape {s.shape}"
+        )
+    if shape is not None and lab.shape != tuple(shape):
+        raise InvalidParameterError(
+            f"scribbles have shape {lab.shape[0]}x{lab.shape[1]} but the image is {shape[0]}x{shape[1]}; "
+            "draw them on an image of the same size"
+        )
+    return lab
+
+
+def scribbles_to_side_info(scribbles, *, nodes="pixels", weight=np.inf):
+    """Must-links inside each scribble label, cannot-links across, as a SideInfo.
+
+    Built sparsely: the pixels of a label are chained by ``n - 1`` must-links and one
+    representative per label is cannot-linked to the other labels' representatives
+    (:meth:`SideInfo.from_labels`), which implies every other pair.
+
+    Parameters
+    ----------
+    scribbles : array-like
+        As :func:`scribble_labels`.
+    nodes : {"pixels", "cells"}, default="pixels"
+        Node keys: row-major pixel indices ``row * cols + col`` (as in
+        :func:`graphclust.grid_arrays`), or ``(row, col)`` tuples (as in
+        :func:`graphclust.grid_graph`).
+    weight : float, default=inf
+        Constraint strength (hard by default).
+
+    Examples
+    --------
+    >>> S = scribbles_to_side_info([[1, 1, 0], [0, 0, 2]])
+    >>> S.must_links(), S.cannot_links()
+    ([(0, 1, inf)], [(0, 5, inf)])
+    """
+    lab = scribble_labels(scribbles)
+    idx = np.flatnonzero(lab.reshape(-1) > 0)
+    values = lab.reshape(-1)[idx]
+    if nodes == "pixels":
+        keys = idx.tolist()
+    elif nodes == "cells":
+        rows, cols = np.divmod(idx, lab.shape[1])
+        keys = list(zip(rows.tolist(), cols.tolist()))
+    else:
+        raise InvalidParameterError(f"nodes must be 'pixels' or 'cells', got {nodes!r}")
+    return SideInfo.from_labels(dict(zip(keys, values.tolist())), weight=weight)
+
+
+# ---------------------------------------------------------------------- graphs
+def superpixel_graph(image, n_superpixels=400, *, compactness=0.1, beta=None):
+    """SLIC superpixels and their region-adjacency graph (``image`` extra).
+
+    Parameters
+    ----------
+    image : array-like of shape (rows, cols) or (rows, cols, channels)
+    n_superpixels : int, default=400
+        Approximate number of superpixels (``skimage.segmentation.slic``).
+    compactness : float, default=0.1
+        SLIC's balance of colour against space, for values scaled to [0, 1] (higher:
+        more regular, less colour-faithful superpixels).
+    beta : float or None, default=None
+        Contrast sensitivity of the weights ``w_ab = b_ab exp(-beta |μ_a − μ_b|²)``,
+        ``b_ab`` the number of 4-neighbour pixel pairs on the common boundary and
+        ``μ`` the mean colours; ``None``: ``1 / (2 mean |μ_a − μ_b|²)``.
+
+    Returns
+    -------
+    segments : ndarray of shape (rows, cols), dtype int64
+        Superpixel of every pixel, ``0 .. n - 1``.
+    W : scipy.sparse.csr_array of shape (n, n)
+    means : ndarray of shape (n, channels)
+    counts : ndarray of shape (n,)
+        Pixels per superpixel.
+    """
+    img = _as_image(image)
+    n_superpixels = check_int(n_superpixels, "n_superpixels", low=1)
+    compactness = check_float(compactness, "compactness", low=0.0, low_open=True)
+    seg_mod = optional_import("skimage.segmentation", "image", "superpixel_graph()")
+    channel_axis = -1 if img.shape[2] > 1 else None
+    # SLIC on values scaled to [0, 1], without the Lab conversion (it assumes RGB in [0, 1])
+    lo, hi = img.min(), img.max()
+    data = (img - lo) / (hi - lo) if hi > lo else np.zeros_like(img)
+    data = data if channel_axis is not None else data[:, :, 0]
+    segments = seg_mod.slic(data, n_segments=n_superpixels, compactness=compactness, start_label=0,
+                            channel_axis=channel_axis, convert2lab=False).astype(np.int64)
+    _, segments = np.unique(segments, return_inverse=True)
+    segments = segments.reshape(img.shape[:2]).astype(np.int64)
+    n = int(segments.max()) + 1
+    flat = img.reshape(-1, img.shape[2])
+    counts = np.bincount(segments.reshape(-1), minlength=n).astype(np.float64)
+    means = np.stack([np.bincount(segments.reshape(-1), weights=flat[:, c], minlength=n)
+                      for c in range(flat.shape[1])], axis=1) / counts[:, None]
+    a = np.concatenate([segments[:, :-1].reshape(-1), segments[:-1, :].reshape(-1)])
+    b = np.concatenate([segments[:, 1:].reshape(-1), segments[1:, :].reshape(-1)])
+    cross = a != b
+    lo, hi = np.minimum(a[cross], b[cross]), np.maximum(a[cross], b[cross])
+    B = sp.coo_array((np.ones(lo.size), (lo, hi)), shape=(n, n)).tocsr()
+    B.sum_duplicates()
+    B = B.tocoo()
+    d2 = ((means[B.row] - means[B.col]) ** 2).sum(axis=1)
+    if beta is None:
+        beta = 1.0 / (2.0 * d2.mean()) if d2.size and d2.mean() > 0 else 0.0
+    else:
+        beta = check_float(beta, "beta", low=0.0)
+    w = B.data * np.exp(-beta * d2)
+    W = sp.coo_array((np.concatenate([w, w]), (np.concatenate([B.row, B.col]), np.concatenate([B.col, B.row]))),
+                     shape=(n, n)).tocsr()
+    return segments, sp.csr_array(W), means, counts
+
+
+def _grid_graph(img, connectivity, beta):
+    edges, weights, shape = grid_arrays(img if img.shape[2] > 1 else img[:, :, 0], connectivity, beta,
+                                        channel_axis=-1 if img.shape[2] > 1 else None)
+    n = shape[0] * shape[1]
+    W = sp.coo_array((np.concatenate([weights, weights]),
+                      (np.concatenate([edges[:, 0], edges[:, 1]]), np.concatenate([edges[:, 1], edges[:, 0]]))),
+                     shape=(n, n)).tocsr()
+    return edges, weights, sp.csr_array(W)
+
+
+# ---------------------------------------------------------------------- colour models
+def _gaussian_costs(pixels, lab_pix, n_labels, reg):
+    """Negative log-likelihood of every pixel under a diagonal Gaussian per label
+    fitted on the scribbled pixels ``lab_pix`` (``-1`` = not scribbled)."""
+    on = lab_pix >= 0
+    X, z = pixels[on], lab_pix[on]
+    cnt = np.bincount(z, minlength=n_labels).astype(np.float64)
+    mu = np.stack([np.bincount(z, weights=X[:, c], minlength=n_labels) for c in range(X.shape[1])], 1)
+    mu /= cnt[:, None]
+    sq = np.stack([np.bincount(z, weights=X[:, c] ** 2, minlength=n_labels) for c in range(X.shape[1])], 1)
+    var = np.maximum(sq / cnt[:, None] - mu ** 2, 0.0)
+    # a few scribbled pixels give wild variances: shrink them towards the pooled
+    # within-label variance with the weight of _PRIOR_PIXELS pixels
+    pooled = (cnt[:, None] * var).sum(0) / cnt.sum()
+    var = (cnt[:, None] * var + _PRIOR_PIXELS * pooled) / (cnt[:, None] + _PRIOR_PIXELS) + reg
+    cost = np.zeros((pixels.shape[0], n_labels))
+    for c in range(pixels.shape[1]):  # channels, not pixels
+        cost += 0.5 * ((pixels[:, c:c + 1] - mu[:, c]) ** 2 / var[:, c] + np.log(2 * np.pi * var[:, c]))
+    return cost, mu, var
+
+
+def _noise_variance(img):
+    """Robust per-pixel noise variance (mean over channels): for neighbours inside a
+    region ``I_p - I_q ~ N(0, 2 sigma^2)``, and the median of a chi-square(1) is 0.455."""
+    d = np.concatenate([(img[:, 1:] - img[:, :-1]).reshape(-1, img.shape[2]),
+                        (img[1:, :] - img[:-1, :]).reshape(-1, img.shape[2])])
+    if d.shape[0] == 0:
+        return 1.0
+    var = float(np.mean(np.median(d ** 2, axis=0))) / (2 * 0.455)
+    return var if var > 0 else 1.0
+
+
+# ---------------------------------------------------------------------- segment
+def segment(image, scribbles=None, *, n_segments=None, method="hmrf-bp", graph="grid", connectivity=8,
+            smoothness=1.0, beta=None, n_superpixels=400, compactness=0.1, colour_reg=1e-3,
+            random_state=None, progress=False, **options):
+    """Segment an image from scribbles (or into ``n_segments`` without them).
+
+    Parameters
+    ----------
+    image : array-like of shape (rows, cols) or (rows, cols, channels)
+        Grey or colour, any size; integer images are scaled to [0, 1].
+    scribbles : array-like or None, default=None
+        Label image of the same size (``0`` = no scribble) or a colour scribble
+        image (see :func:`scribble_labels`). Scribbled pixels always keep their
+        label in the HMRF methods (hard constraints).
+    n_segments : int or None, default=None
+        Required without scribbles (for ``"rdpmeans"`` it is a hint for λ). With
+        scribbles the number of segments is the number of scribble labels
+        (``"rdpmeans"`` may find more).
+    method : {"hmrf-bp", "hmrf-icm", "hmrf-lp", "cosc", "rdpmeans"}, default="hmrf-bp"
+        HMRF with loopy BP, ICM or the LP relaxation (the LP returns a lower bound);
+        constrained 1-spectral clustering of the graph (slow on pixel grids beyond
+        ~10^4 pixels: use ``graph="superpixels"``); RDP-means on the colours with
+        the scribble constraints (no spatial term).
+    graph : {"grid", "superpixels"}, default="grid"
+    connectivity : {4, 8}, default=8
+        Pixel-grid neighbourhood.
+    smoothness : float, default=1.0
+        Weight ``λ`` of the contrast-sensitive Potts term (HMRF methods).
+    beta : float or None, default=None
+        Contrast sensitivity (see :func:`graphclust.grid_arrays`).
+    n_superpixels, compactness : default=400, 0.1
+        For ``graph="superpixels"`` (see :func:`superpixel_graph`).
+    colour_reg : float, default=1e-3
+        Added to every colour variance of the scribble Gaussians (which are fitted
+        on the scribbled pixels, each variance shrunk towards the variance pooled
+        over all labels with the weight of 20 pixels).
+    random_state : None, int or numpy.random.Generator, default=None
+    progress : bool, default=False
+        Progress bar of the inference engine (or the estimator).
+    **options
+        Extra engine options (``max_iter``, ``damping``, ...) for the HMRF methods
+        with scribbles; estimator parameters otherwise.
+
+    Returns
+    -------
+    Segmentation
+
+    Raises
+    ------
+    InvalidParameterError
+        Unknown method or graph, scribbles of another size, no scribbles and no
+        ``n_segments``, fewer than two scribble labels for ``"cosc"``.
+    InvalidFeaturesError
+        A NaN or infinite pixel (named).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> img = np.zeros((20, 20)); img[:, 10:] = 1.0
+    >>> img += np.random.default_rng(0).normal(scale=0.3, size=img.shape)
+    >>> scrib = np.zeros((20, 20), dtype=int); scrib[5, 2:5] = 1; scrib[15, 14:18] = 2
+    >>> seg = segment(img, scrib, random_state=0)
+    >>> seg.labels.shape, np.unique(seg.labels).tolist(), float((seg.labels[:, 10:] == 2).mean()) > 0.9
+    ((20, 20), [1, 2], True)
+    """
+    start = time.perf_counter()
+    if method not in SEGMENT_METHODS:
+        raise InvalidParameterError(f"method must be one of {', '.join(SEGMENT_METHODS)}, got {method!r}")
+    if graph not in ("grid", "superpixels"):
+        raise InvalidParameterError(f"graph must be 'grid' or 'superpixels', got {graph!r}")
+    smoothness = check_float(smoothness, "smoothness", low=0.0)
+    colour_reg = check_float(colour_reg, "colour_reg", low=0.0, low_open=True)
+    img = _as_image(image)
+    rows, cols = img.shape[:2]
+    lab = None if scribbles is None else scribble_labels(scribbles, (rows, cols))
+    if lab is not None and not (lab > 0).any():
+        lab = None
+    if lab is None and n_segments is None:
+        raise InvalidParameterError("give scribbles or n_segments: without scribbles the number of segments "
+                                    "must be stated")
+    if n_segments is not None:
+        n_segments = check_int(n_segments, "n_segments", low=1)
+    rng = check_random_state(random_state)
+
+    # the graph: nodes are pixels or superpixels; `pix_node` maps pixels to nodes
+    if graph == "grid":
+        edges, weights, W = _grid_graph(img, connectivity, beta)
+        pixels = img.reshape(-1, img.shape[2])
+        X, counts, pix_node, segments = pixels, np.ones(rows * cols), np.arange(rows * cols), None
+    else:
+        segments, W, X, counts = superpixel_graph(img, n_superpixels, compactness=compactness, beta=beta)
+        upper = sp.triu(W, k=1).tocoo()
+        edges, weights = np.stack([upper.row, upper.col], 1).astype(np.int64), upper.data
+        pixels = img.reshape(-1, img.shape[2])
+        pix_node = segments.reshape(-1)
+    n_nodes = W.shape[0]
+    info = {"n_nodes": int(n_nodes), "n_edges": int(len(weights)), "graph": graph}
+
+    # scribbles on nodes: a node takes the majority label of its scribbled pixels
+    values = node_lab = None
+    if lab is not None:
+        flat = lab.reshape(-1)
+        values = np.unique(flat[flat > 0])
+        code = np.searchsorted(values, flat)  # label index per pixel (valid where flat > 0)
+        on = flat > 0
+        votes = sp.coo_array((np.ones(int(on.sum())), (pix_node[on], code[on])),
+                             shape=(n_nodes, values.size)).toarray()
+        node_lab = np.where(votes.sum(1) > 0, votes.argmax(1), -1)
+        info["n_scribbled_nodes"] = int((node_lab >= 0).sum())
+
+    energy_value = lower = None
+    if method.startswith("hmrf"):
+        engine = method.split("-", 1)[1]
+        if lab is not None:
+            pix_lab = np.full(rows * cols, -1, dtype=np.int64)
+            pix_lab[lab.reshape(-1) > 0] = code[lab.reshape(-1) > 0]
+            pix_cost, mu, var = _gaussian_costs(pixels, pix_lab, values.size, colour_reg)
+            U = np.stack([np.bincount(pix_node, weights=pix_cost[:, k], minlength=n_nodes)
+                          for k in range(values.size)], axis=1)
+            seeded = np.flatnonzero(node_lab >= 0)
+            keep = U[seeded, node_lab[seeded]]
+            U[seeded] = np.inf  # scribbles are hard: only the scribbled label is allowed
+            U[seeded, node_lab[seeded]] = keep
+            energy = Energy(U, edges, smoothness * weights)
+            res = solve(energy, engine, random_state=rng, progress=progress, **options)
+            node_labels = values[res.labels]
+            energy_value, lower = float(res.energy), res.lower_bound
+            info.update(engine_result=res, colour_means=mu, colour_vars=var)
+        else:
+            from .hmrf import HMRF
+            from .potentials import Centroids
+
+            # centroid costs |x - mu|^2 are Gaussian log-likelihoods times 2 sigma^2:
+            # scale the smoothness the same way so that it means what it means with scribbles
+            scale = 2.0 * _noise_variance(img)
+            est = HMRF(Centroids(n_segments), inference=engine, smoothness=smoothness * scale, random_state=rng,
+                       progress=progress, **options)
+            est.fit(Problem.from_arrays(W, X=X))  # superpixels: their mean colours, equally weighted
+            node_labels = est.labels_
+            info["estimator"] = est
+    else:
+        problem = Problem.from_arrays(W, X=X)
+        if node_lab is not None:
+            problem = _with_scribble_constraints(problem, node_lab)
+        if method == "cosc":
+            from .spectral import COSC
+
+            k = values.size if values is not None else n_segments
+            if k < 2:
+                raise InvalidParameterError("method='cosc' needs at least two segments (two scribble labels or "
+                                            "n_segments >= 2)")
+            est = COSC(k, random_state=rng, progress=progress, **options)
+        else:
+            from .rdpmeans import RDPMeans
+
+            hint = n_segments if n_segments is not None else (values.size if values is not None else None)
+            est = RDPMeans(n_clusters=hint, random_state=rng, progress=progress, **options)
+        est.fit(problem)
+        node_labels = est.labels_ if values is None else _name_clusters(est.labels_, node_lab, values)
+        info["estimator"] = est
+    labels = np.asarray(node_labels, dtype=np.int64)[pix_node].reshape(rows, cols)
+    return Segmentation(labels=labels, method=method, energy=energy_value, lower_bound=lower,
+                        seconds=time.perf_counter() - start, segments=segments, info=info)
+
+
+def _with_scribble_constraints(problem, node_lab):
+    """``problem`` with hard must-link chains per scribble label and cannot-links
+    between one representative per label, as index arrays."""
+    seeded = np.flatnonzero(node_lab >= 0)
+    order = seeded[np.argsort(node_lab[seeded], kind="stable")]
+    z = node_lab[order]
+    same = z[1:] == z[:-1]
+    must = np.stack([order[:-1][same], order[1:][same]], 1)
+    first = order[np.r_[True, ~same]]
+    a, b = np.triu_indices(first.size, 1)
+    cannot = np.stack([first[a], first[b]], 1)
+    pairs = np.concatenate([must, cannot]).astype(np.int64)
+    pairs = np.sort(pairs, axis=1)
+    w = np.concatenate([np.full(len(must), np.inf), np.full(len(cannot), -np.inf)])
+    from dataclasses import replace
+
+    return replace(problem, constraints=pairs, constraint_weights=w)
+
+
+def _name_clusters(clusters, node_lab, values):
+    """Give each cluster the scribble label most of its scribbled nodes carry; the
+    others get fresh integers above the largest scribble label."""
+    clusters = np.asarray(clusters)
+    k = int(clusters.max()) + 1
+    seeded = node_lab >= 0
+    votes = sp.coo_array((np.ones(int(seeded.sum())), (clusters[seeded], node_lab[seeded])),
+                         shape=(k, values.size)).toarray()
+    name = np.where(votes.sum(1) > 0, values[votes.argmax(1)], 0)
+    fresh = np.flatnonzero(votes.sum(1) == 0)
+    name[fresh] = values.max() + 1 + np.arange(fresh.size)
+    return name[clusters]
+
+
+# ---------------------------------------------------------------------- output
+def overlay(image, labels, *, alpha=0.45, boundaries=True):
+    """The image (as RGB in [0, 1]) with each segment tinted by its label's colour.
+
+    Parameters
+    ----------
+    image : array-like of shape (rows, cols) or (rows, cols, channels)
+    labels : array-like of shape (rows, cols) of int
+    alpha : float, default=0.45
+        Opacity of the tint, in [0, 1].
+    boundaries : bool, default=True
+        Darken the pixels on segment boundaries.
+
+    Returns
+    -------
+    ndarray of shape (rows, cols, 3), float in [0, 1]
+    """
+    img = _as_image(image)
+    labels = np.asarray(labels)
+    if labels.shape != img.shape[:2]:
+        raise InvalidParameterError(f"labels have shape {labels.shape} but the image is {img.shape[:2]}")
+    alpha = check_float(alpha, "alpha", low=0.0, high=1.0)
+    lo, hi = img.min(), img.max()
+    base = (img - lo) / (hi - lo) if hi > lo else np.zeros_like(img)
+    rgb = np.repeat(base, 3, axis=2) if base.shape[2] == 1 else base[:, :, :3]
+    _, inv = np.unique(labels, return_inverse=True)
+    tint = _PALETTE[inv.reshape(labels.shape) % len(_PALETTE)]
+    out = (1 - alpha) * rgb + alpha * tint
+    if boundaries:
+        edge = np.zeros(labels.shape, dtype=bool)
+        edge[:, 1:] |= labels[:, 1:] != labels[:, :-1]
+        edge[1:, :] |= labels[1:, :] != labels[:-1, :]
+        out[edge] *= 0.3
+    return np.clip(out, 0.0, 1.0)
+
+
+def read_image(path, *, what="image"):
+    """Read an image file (PNG, JPEG, TIFF, ...; ``image`` extra) as an array.
+
+    Raises
+    ------
+    ImageReadError
+        The file is missing or not a readable image (the message names the file).
+    """
+    io = optional_import("skimage.io", "image", f"reading the {what} {path}")
+    if not os.path.exists(path):
+        raise ImageReadError(f"{what} file {path} does not exist", path=os.fspath(path))
+    try:
+        return np.asarray(io.imread(path))
+    except Exception as exc:  # imageio raises many types; all mean "not an image"
+        raise ImageReadError(f"cannot read {what} file {path} as an image: {exc}", path=os.fspath(path)) from None
+
+
+def write_label_image(path, labels):
+    """Write ``labels`` as an 8- or 16-bit PNG (atomically: the old file survives a failure)."""
+    io = optional_import("skimage.io", "image", f"writing {path}")
+    arr = np.asarray(labels)
+    if arr.dtype.kind == "f":
+        arr = (np.clip(arr, 0.0, 1.0) * 255).round().astype(np.uint8)
+    else:
+        if arr.min() < 0 or arr.max() > 65535:
+            raise InvalidParameterError("label values must be in 0 .. 65535 to be written as a PNG")
+        arr = arr.astype(np.uint8 if arr.max() < 256 else np.uint16)
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1] or ".png", dir=directory)
+    os.close(fd)
+    try:
+        io.imsave(tmp, arr, check_contrast=False)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
