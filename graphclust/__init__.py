@@ -33,6 +33,8 @@ from .rdpmeans import DPCentroids, DPMeans, RDPMeans
 from .tvclust import TVClust
 from . import segmentation
 from .segmentation import Segmentation, segment
+from .ddmmdpm import DDMMDPM, MMDPM
+from .dcp import DCP, DCPKernel
 
 __version__ = "0.1.0.dev0"
 
@@ -78,6 +80,10 @@ __all__ = [
     "segment",
     "Segmentation",
     "segmentation",
+    "DDMMDPM",
+    "MMDPM",
+    "DCP",
+    "DCPKernel",
     "ClusteringResult",
     "check_is_fitted",
     # metrics

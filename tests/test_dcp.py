@@ -1,0 +1,322 @@
+"""DCP: incremental Cholesky scores against from-scratch determinants, the Gibbs
+sampler against exact enumeration of the partition posterior, hard constraints,
+the exchange algorithm on a kernel whose posterior over tau is the prior, the HMRF
+provider against brute-force leave-one-out determinants, and bad input."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import graphclust as gc
+from graphclust.dcp import _partition_logdet, _se_kernel, _singleton_items, _Store
+from graphclust.errors import InfeasibleConstraintsError, InvalidFeaturesError, InvalidParameterError
+
+
+def set_partitions(n):
+    """All partitions of n items as restricted-growth label arrays."""
+    out = []
+
+    def rec(prefix, top):
+        if len(prefix) == n:
+            out.append(np.array(prefix))
+            return
+        for lab in range(top + 2):
+            rec(prefix + [lab], max(top, lab))
+
+    rec([0], 0)
+    return out
+
+
+def logdet_partition(K, labels):
+    return sum(np.linalg.slogdet(K[np.ix_(labels == c, labels == c)])[1] for c in np.unique(labels))
+
+
+def blobs(n_per=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.concatenate([rng.normal(0, 0.3, (n_per, 2)), rng.normal(3, 0.3, (n_per, 2))])
+    return X, np.repeat([0, 1], n_per)
+
+
+# ---------------------------------------------------------------------------- Cholesky caches
+def test_incremental_scores_equal_logdet_differences(rng):
+    """After a long random sequence of appends and deletions every cached factor equals
+    chol(K_C) of its members, and the score of a node equals logdet(K_{C+x}) - logdet(K_C)."""
+    X = rng.normal(size=(14, 3))
+    K = _se_kernel(X, np.array([1.3]), 1e-6)
+    iptr, inodes = _singleton_items(14)
+    st = _Store(K, iptr, inodes, 1e-6)
+    labels = rng.integers(0, 3, 14)
+    st.set_labels(labels)
+    from graphclust.dcp import _append, _node_scores, _remove_node
+
+    for _ in range(300):
+        i = int(rng.integers(14))
+        _remove_node(st.facs, st.mems, st.size, st.pos, st.zn, i, st.x)
+        _append(K, st.facs, st.mems, st.size, st.pos, st.zn, int(rng.integers(3)), i, st.floor)
+    for k in range(3):
+        m = st.size[k]
+        members = st.mems[k][:m]
+        U = np.triu(st.facs[k][:m, :m])  # the factor is stored as U = L^T
+        np.testing.assert_allclose(U.T @ U, K[np.ix_(members, members)], atol=1e-9)
+    # score of a node taken out of its cluster, against every cluster and a new one
+    i = 5
+    _remove_node(st.facs, st.mems, st.size, st.pos, st.zn, i, st.x)
+    slots = np.array([0, 1, 2, st.n_slots - 1], dtype=np.int64)
+    out = np.empty(4)
+    _node_scores(K, st.facs, st.mems, st.size, st.pos, st.zn, i, slots, st.floor, out)
+    for j, k in enumerate(slots[:3]):
+        C = st.mems[k][:st.size[k]]
+        expect = np.linalg.slogdet(K[np.ix_(np.r_[C, i], np.r_[C, i])])[1] - np.linalg.slogdet(K[np.ix_(C, C)])[1]
+        assert out[j] == pytest.approx(expect, abs=1e-9)
+    assert out[3] == pytest.approx(np.log(K[i, i]))
+    # Λ from the caches equals the from-scratch partition log-determinant
+    st.set_labels(labels)
+    assert st.logdet() == pytest.approx(logdet_partition(K, labels), abs=1e-8)
+    assert _partition_logdet(K, labels, 1e-6) == pytest.approx(logdet_partition(K, labels), abs=1e-8)
+
+
+def test_merging_never_lowers_the_score(rng):
+    """Fischer's inequality: logdet K_{A∪B} <= logdet K_A + logdet K_B."""
+    for _ in range(50):
+        X = rng.normal(size=(8, 2))
+        K = _se_kernel(X, np.array([rng.uniform(0.3, 3.0)]), 1e-6)
+        labels = rng.integers(0, 3, 8)
+        merged = np.where(labels == 2, 1, labels)
+        assert _partition_logdet(K, merged, 1e-6) <= _partition_logdet(K, labels, 1e-6) + 1e-9
+
+
+# ---------------------------------------------------------------------------- exact enumeration
+def exact_posterior(K, tau, n, must=(), cannot=(), soft=()):
+    parts = set_partitions(n)
+    logp = []
+    for z in parts:
+        if any(z[a] != z[b] for a, b in must) or any(z[a] == z[b] for a, b in cannot):
+            logp.append(-np.inf)
+            continue
+        logp.append(-tau * logdet_partition(K, z) + sum(w for a, b, w in soft if z[a] == z[b]))
+    logp = np.array(logp)
+    p = np.exp(logp - logp.max())
+    return {tuple(z): q for z, q in zip(parts, p / p.sum())}
+
+
+def empirical(samples):
+    keys, counts = np.unique(samples, axis=0, return_counts=True)
+    return {tuple(k): c / counts.sum() for k, c in zip(keys, counts)}
+
+
+def tv(p, q):
+    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+
+
+def test_gibbs_matches_exact_enumeration_unconstrained(global_random_seed):
+    """5 points, 52 partitions: sampled frequencies vs  Π det(K_C)^(-τ)."""
+    X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
+    tau, ell = 1.5, 0.8
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, learn_tau=False, learn_lengthscale=False,
+                 n_iter=12000, burn_in=200, random_state=global_random_seed).fit(X)
+    K = _se_kernel(X, np.array([ell]), 1e-6)
+    exact = exact_posterior(K, tau, 5)
+    assert tv(empirical(est.samples_), exact) < 0.04
+    # the posterior of the number of clusters matches too
+    ks = {}
+    for z, q in exact.items():
+        ks[len(set(z))] = ks.get(len(set(z)), 0.0) + q
+    for k, q in ks.items():
+        assert est.n_clusters_posterior_[k] == pytest.approx(q, abs=0.03)
+
+
+def test_gibbs_matches_exact_enumeration_with_constraints(global_random_seed):
+    """Must-link block (0, 1), hard cannot-link (1, 4), soft must-link (2, 3) of weight 0.7."""
+    X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
+    tau, ell = 1.0, 1.0
+    S = gc.SideInfo([(0, 1, np.inf), (1, 4, -np.inf), (2, 3, 0.7)])
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, learn_tau=False, learn_lengthscale=False,
+                 n_iter=10000, burn_in=200, random_state=global_random_seed).fit(X, S)
+    K = _se_kernel(X, np.array([ell]), 1e-6)
+    exact = exact_posterior(K, tau, 5, must=[(0, 1)], cannot=[(1, 4)], soft=[(2, 3, 0.7)])
+    assert tv(empirical(est.samples_), exact) < 0.04
+
+
+# ---------------------------------------------------------------------------- constraints
+def test_hard_constraints_hold_in_every_sample(global_random_seed):
+    X, y = blobs(8, global_random_seed)
+    labelled = {0: 0, 1: 0, 8: 1, 9: 1, 4: 2}
+    S = gc.SideInfo.from_labels(labelled)
+    est = gc.DCP(n_iter=40, n_aux_sweeps=2, random_state=global_random_seed).fit(X, S)
+    Z = est.samples_
+    assert (Z[:, 0] == Z[:, 1]).all() and (Z[:, 8] == Z[:, 9]).all()
+    assert (Z[:, 0] != Z[:, 8]).all() and (Z[:, 0] != Z[:, 4]).all() and (Z[:, 8] != Z[:, 4]).all()
+    assert (est.n_clusters_posterior_[:3] == 0).all()  # at least as many clusters as labels
+    assert est.result_.violations.n_violated == 0
+
+
+def test_semi_supervised_blobs_and_prediction():
+    X, y = blobs(10, 1)
+    S = gc.SideInfo.from_labels({0: "a", 10: "b"})
+    est = gc.DCP(tau=2.0, learn_tau=False, learn_lengthscale=False, n_iter=60, random_state=0).fit(X, S)
+    assert gc.ari(y, est.labels_) == pytest.approx(1.0)
+    pred = est.predict(np.array([[0.1, 0.0], [3.0, 3.1]]), random_state=0)
+    assert pred[0] == est.labels_[0] and pred[1] == est.labels_[10]
+    Z = est.predict_samples(np.array([[0.1, 0.0]]), max_samples=5, random_state=0)
+    assert Z.shape == (5, 21)
+
+
+def test_reproducible_and_seed_dependent():
+    X, _ = blobs(6, 2)
+    a = gc.DCP(n_iter=20, n_aux_sweeps=1, random_state=3).fit(X)
+    b = gc.DCP(n_iter=20, n_aux_sweeps=1, random_state=3).fit(X)
+    np.testing.assert_array_equal(a.samples_, b.samples_)
+    np.testing.assert_array_equal(a.result_.info["tau"], b.result_.info["tau"])
+    c = gc.DCP(n_iter=20, n_aux_sweeps=1, random_state=4).fit(X)
+    assert not np.array_equal(a.result_.info["tau"], c.result_.info["tau"])
+
+
+def test_kernel_scale_invariance():
+    """Scaling a precomputed kernel by α (relative jitter) leaves every conditional,
+    hence every sample, unchanged."""
+    X, _ = blobs(5, 3)
+    K = _se_kernel(X, np.array([1.0]), 0.0)
+    kw = dict(learn_tau=False, n_iter=30, random_state=0)
+    a = gc.DCP(kernel=K, **kw).fit(X)
+    b = gc.DCP(kernel=7.5 * K, **kw).fit(X)
+    np.testing.assert_array_equal(a.samples_, b.samples_)
+
+
+# ---------------------------------------------------------------------------- exchange
+def test_exchange_on_the_delta_kernel_samples_the_tau_prior():
+    """K = I gives f(S) = 1 for every partition: the exchange chain over τ must then
+    target the prior, log τ ~ N(0.5, 0.8²)."""
+    n = 6
+    est = gc.DCP(kernel=np.eye(n), tau_prior=(0.5, 0.8), n_aux_sweeps=1, n_iter=3000, burn_in=300,
+                 random_state=1).fit(np.zeros((n, 1)))
+    kept = np.log(est.result_.info["tau"][0, 300:])
+    assert kept.mean() == pytest.approx(0.5, abs=0.15)
+    assert kept.std() == pytest.approx(0.8, abs=0.15)
+    # the delta kernel makes the DCP uniform over partitions: Bell(6) = 203
+    assert est.n_clusters_posterior_[1] == pytest.approx(1 / 203, abs=0.01)
+
+
+def test_exchange_without_labels_samples_the_prior():
+    """Without constraints the marginal posterior of ψ = (ℓ, τ) is its prior (the
+    partition integrates out: Σ_S f(S; ψ)/Z(ψ) = 1), for any kernel; with near-exact
+    auxiliary draws (4 points, 10 sweeps) the exchange chain must recover
+    log τ ~ N(0.3, 0.7²) and log ℓ ~ N(log 1, 0.5²)."""
+    X = np.array([[0.0, 0.0], [0.5, 0.2], [1.5, 1.0], [2.5, 2.2]])
+    est = gc.DCP(lengthscale=1.0, standardize=False, tau_prior=(0.3, 0.7), lengthscale_prior_sd=0.5,
+                 n_aux_sweeps=8, n_iter=3000, burn_in=300, random_state=0).fit(X)
+    info = est.result_.info
+    log_tau, log_ell = np.log(info["tau"][0, 300:]), np.log(info["lengthscale"][0, 300:, 0])
+    assert log_tau.mean() == pytest.approx(0.3, abs=0.15) and log_tau.std() == pytest.approx(0.7, abs=0.15)
+    assert log_ell.mean() == pytest.approx(0.0, abs=0.12) and log_ell.std() == pytest.approx(0.5, abs=0.1)
+
+
+def test_exchange_learns_a_lengthscale_and_traces():
+    X, y = blobs(10, 4)
+    est = gc.DCP(ard=True, n_iter=40, n_aux_sweeps=2, random_state=0).fit(X)
+    info = est.result_.info
+    assert info["lengthscale"].shape == (1, 40, 2) and est.lengthscale_.shape == (2,)
+    assert 0.0 <= info["accept_lengthscale"] <= 1.0 and 0.0 <= info["accept_tau"] <= 1.0
+    assert info["n_clusters"].shape == (1, 40)
+    assert est.coclustering().shape == (20, 20)
+
+
+def test_chains_pool_their_samples_and_coclustering_agrees():
+    X, _ = blobs(5, 6)
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 9)], weight=np.inf)
+    est = gc.DCP(n_chains=2, n_iter=20, burn_in=10, thin=2, n_aux_sweeps=1, random_state=0).fit(X, S)
+    assert est.samples_.shape == (2 * 5, 10) and est.result_.info["tau"].shape == (2, 20)
+    P = est.coclustering()
+    Z = est.samples_
+    np.testing.assert_allclose(P, (Z[:, :, None] == Z[:, None, :]).mean(0))
+    assert est.coclustering_[0, 1] == 1.0 and est.coclustering_[0, 9] == 0.0
+    np.testing.assert_allclose(est.coclustering([[2, 7]]), P[2, 7])
+
+
+# ---------------------------------------------------------------------------- graph kernels
+@pytest.mark.parametrize("kernel", ["heat", "regularized_laplacian"])
+def test_graph_kernel_without_features(kernel):
+    G = nx.barbell_graph(5, 0)
+    S = gc.SideInfo.from_labels({0: 0, 9: 1})
+    est = gc.DCP(kernel=kernel, graph_scale=5.0, tau=2.0, n_iter=40, random_state=0).fit(G, S)
+    assert est.kernel_ == kernel and est.lengthscale_ is None
+    assert est.labels_[0] != est.labels_[9]
+    with pytest.raises(InvalidParameterError, match="kernel='se'"):
+        est.predict([[0.0]])
+
+
+# ---------------------------------------------------------------------------- HMRF provider
+def test_provider_unary_is_the_leave_one_out_log_variance(rng):
+    X = rng.normal(size=(9, 2))
+    P = gc.Problem.from_array(X)
+    pot = gc.DCPKernel(3, tau=1.7, lengthscale=0.9)
+    labels = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    pot.update(P, labels)
+    U = pot.unary(P)
+    K = pot.kernel_matrix(P)
+    for i in range(9):
+        for c in range(3):
+            C = np.flatnonzero((labels == c) & (np.arange(9) != i))
+            full = np.r_[C, i]
+            s = np.linalg.slogdet(K[np.ix_(full, full)])[1] - np.linalg.slogdet(K[np.ix_(C, C)])[1]
+            assert U[i, c] == pytest.approx(1.7 * s, abs=1e-7)
+    # the incremental interface agrees with the batch unary, new cluster last
+    pot.start(P, labels)
+    sc = pot.scores(4)
+    np.testing.assert_allclose(sc[:3], U[4], atol=1e-7)
+    assert sc[3] == pytest.approx(1.7 * np.log(K[4, 4]))
+    pot.remove(4)
+    pot.add(4, 3)
+    assert pot.n_clusters == 4
+    assert pot.logdet() == pytest.approx(logdet_partition(K, np.where(np.arange(9) == 4, 3, labels)), abs=1e-8)
+
+
+def test_provider_in_hmrf():
+    X, y = blobs(8, 5)
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 15)])
+    est = gc.HMRF(gc.DCPKernel(2, lengthscale=1.0), inference="icm", random_state=0).fit(X, S)
+    assert gc.ari(y, est.labels_) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("params, match", [
+    ({"lengthscale": 0.0}, "lengthscale of DCP must be > 0"),
+    ({"lengthscale": [1.0, -2.0]}, "lengthscale of DCP must be > 0"),
+    ({"lengthscale": "wide"}, "lengthscale of DCP must be None, a number > 0"),
+    ({"tau": 0.0}, "tau of DCP must be > 0"),
+    ({"tau": -1.0}, "tau of DCP must be > 0"),
+    ({"kernel": "rbf"}, "kernel of DCP must be one of"),
+    ({"burn_in": 10, "n_iter": 10}, "burn_in of DCP"),
+])
+def test_bad_parameters(params, match):
+    X, _ = blobs(3)
+    with pytest.raises(InvalidParameterError, match=match):
+        gc.DCP(**params).fit(X)
+
+
+def test_bad_kernels_and_data():
+    X, _ = blobs(3)
+    bad = 2 * np.ones((6, 6)) - np.eye(6)  # eigenvalues 11 and -1 (x5): indefinite
+    with pytest.raises(InvalidParameterError, match="not positive semi-definite"):
+        gc.DCP(kernel=bad).fit(X)
+    with pytest.raises(InvalidParameterError, match="shape"):
+        gc.DCP(kernel=np.eye(5)).fit(X)
+    with pytest.raises(InvalidParameterError, match=r"K\[2, 2\] = 0"):
+        gc.DCP(kernel=np.diag([1.0, 1, 0, 1, 1, 1])).fit(X)
+    with pytest.raises(InvalidParameterError, match="3 entries but the data have 2 features"):
+        gc.DCP(lengthscale=[1.0, 1.0, 1.0]).fit(X)
+    # a singular (rank-one) PSD kernel is fine: the relative jitter keeps K_C positive definite
+    est = gc.DCP(kernel=np.ones((6, 6)), n_iter=5, learn_tau=False).fit(X)
+    assert np.isfinite(est.result_.history).all()
+    with pytest.raises(InvalidParameterError, match="at least 2 nodes"):
+        gc.DCP().fit(np.zeros((1, 2)))
+    with pytest.raises(InvalidFeaturesError, match="needs node features"):
+        gc.DCP(kernel="se").fit(nx.path_graph(4))
+
+
+def test_all_points_labelled_is_refused():
+    X, y = blobs(3)
+    S = gc.SideInfo.from_labels(dict(enumerate(y.tolist())))
+    with pytest.raises(InvalidParameterError, match="every node is labelled"):
+        gc.DCP().fit(X, S)
+    with pytest.raises(InfeasibleConstraintsError):
+        gc.DCP().fit(X, gc.SideInfo([(0, 1, np.inf), (1, 2, np.inf), (0, 2, -np.inf)]))

@@ -1,0 +1,368 @@
+"""dd-MMDPM and MMDPM: the prior against brute force, the CRP reduction, incremental
+statistics, the cannot-link veto, reproducibility and bad input."""
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import graphclust as gc
+from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials, _pa_step
+from graphclust.errors import (
+    InfeasibleConstraintsError,
+    InvalidFeaturesError,
+    InvalidGraphError,
+    InvalidParameterError,
+)
+
+
+def blobs(n_per=12, d=2, sep=6.0, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [sep, 0.0], [sep / 2, sep]])[:, :d]
+    X = np.concatenate([c + rng.normal(size=(n_per, d)) for c in centres])
+    y = np.repeat(np.arange(3), n_per)
+    return X, y
+
+
+def brute_log_prior(X, labels, i, similarity, gamma, side=(), mu=1.0, nu=1.0, nbrs=None, floor=None,
+                    D=None):
+    """log g̃(x_i, C_k) from the definitions, one cluster at a time."""
+    if D is None:
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    K = labels.max() + 1
+    out = np.full(K, -np.inf)
+    for k in range(K):
+        members = [j for j in range(len(labels)) if labels[j] == k and j != i]
+        if not members:
+            continue
+        reach = [j for j in members if nbrs is None or j in nbrs]
+        f = [math.exp(-D[i, j] / gamma) for j in reach]
+        ml = [mu * w for (a, b, w) in side if w > 0 and np.isfinite(w) and i in (a, b) and (a + b - i) in members]
+        cl = [w for (a, b, w) in side if w < 0 and i in (a, b) and (a + b - i) in members]
+        if similarity == "max":
+            g = max(f + ml + ([floor] if floor is not None else []), default=0.0)
+        else:
+            g = sum(f) + sum(ml) + (floor if floor is not None else 0.0)
+        lg = math.log(g) if g > 0 else -np.inf
+        if any(np.isinf(w) for w in cl):
+            lg = -np.inf
+        else:
+            lg += nu * sum(cl)
+        out[k] = lg
+    return out
+
+
+SIDE = [(0, 5, 1.0), (1, 7, 2.0), (0, 3, -1.5), (2, 8, -np.inf), (4, 6, -0.5)]
+
+
+@pytest.mark.parametrize("similarity", ["max", "sum"])
+def test_dense_prior_equals_brute_force(similarity):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(10, 3))
+    labels = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2, 2])
+    S = gc.SideInfo([(a, b, w) for a, b, w in SIDE])
+    P = gc.Problem.from_array(X, S)
+    pot = DDMMDPMPotentials(similarity=similarity, gamma=0.7, alpha=2.0, ml_strength=0.8, cl_penalty=1.3)
+    pot.start(P, labels)
+    for i in range(10):
+        pot.remove(i)
+        got = pot.log_prior(i)
+        pot.add(i, labels[i])
+        want = brute_log_prior(X, labels, i, similarity, 0.7, SIDE, mu=0.8, nu=1.3)
+        np.testing.assert_allclose(got[:-1], want, rtol=1e-12, atol=1e-12)
+        assert got[-1] == pytest.approx(math.log(2.0 / 10))
+
+
+@pytest.mark.parametrize("similarity", ["max", "sum"])
+def test_knn_prior_equals_brute_force_with_floor(similarity):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(14, 2))
+    labels = rng.integers(0, 3, size=14)
+    m = 3
+    P = gc.Problem.from_array(X)
+    pot = DDMMDPMPotentials(similarity=similarity, distance="knn", n_neighbors=m, gamma=0.5)
+    pot.start(P, labels)
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    order = np.argsort(D, axis=1)
+    chosen = [set(order[i, :m].tolist()) for i in range(14)]
+    for i in range(14):
+        nbrs = chosen[i] | {j for j in range(14) if i in chosen[j]}  # union k-NN graph
+        floor = math.exp(-D[i, order[i, m]] / 0.5)  # decay at the (m+1)-th neighbour
+        pot.remove(i)
+        got = pot.log_prior(i)
+        pot.add(i, labels[i])
+        want = brute_log_prior(X, labels, i, similarity, 0.5, nbrs=nbrs, floor=floor, D=D)
+        np.testing.assert_allclose(got[:-1], want, rtol=1e-12)
+        assert np.isfinite(got).all()  # every non-empty cluster keeps a non-zero prior
+
+
+def test_sparse_precomputed_and_graph_priors():
+    X = np.array([[0.0], [1.0], [2.0], [5.0]])
+    Dm = sp.csr_array(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 3], [0, 0, 3, 0]], dtype=float))
+    P = gc.Problem.from_array(X)
+    pot = DDMMDPMPotentials(similarity="sum", distance=Dm, gamma=1.0)
+    pot.start(P, np.array([0, 0, 1, 1]))
+    pot.remove(1)
+    # node 1 links to 0 (d=1) and 2 (d=1); floor = decay of its farthest stored link
+    np.testing.assert_allclose(pot.log_prior(1)[:2], [math.log(2 * math.exp(-1)), math.log(2 * math.exp(-1))])
+    W = sp.csr_array(np.array([[0, 0.5, 0, 0], [0.5, 0, 0.2, 0], [0, 0.2, 0, 0.1], [0, 0, 0.1, 0]]))
+    P2 = gc.Problem.from_arrays(W, X)
+    pot = DDMMDPMPotentials(similarity="max", distance="graph", floor=False)
+    pot.start(P2, np.array([0, 0, 1, 1]))
+    pot.remove(1)
+    np.testing.assert_allclose(pot.log_prior(1)[:2], [math.log(0.5), math.log(0.2)])
+
+
+@pytest.mark.parametrize("similarity", ["max", "sum"])
+def test_log_space_has_no_underflow(similarity):
+    n = 5
+    D = np.full((n, n), 1e4)
+    D[0, 1] = D[1, 0] = 2e4
+    np.fill_diagonal(D, 0.0)
+    P = gc.Problem.from_array(np.arange(n, dtype=float)[:, None])
+    pot = DDMMDPMPotentials(similarity=similarity, distance=D, gamma=1.0)
+    pot.start(P, np.array([0, 1, 1, 2, 2]))
+    pot.remove(0)
+    got = pot.log_prior(0)
+    want_max = [-1e4, -1e4]
+    want_sum = [np.logaddexp(-2e4, -1e4), -1e4 + math.log(2)]
+    np.testing.assert_allclose(got[1:3], want_max if similarity == "max" else want_sum, rtol=1e-14)
+
+
+def test_constant_distance_prior_is_the_crp():
+    """Proposition 1: d ≡ log(N − 1 + α), f = exp(−d), α = 1 gives the CRP ratios."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12, 2))
+    labels = rng.integers(0, 4, size=12)
+    N = 12
+    Dc = np.full((N, N), math.log(N))
+    np.fill_diagonal(Dc, 0.0)
+    P = gc.Problem.from_array(X)
+    dd = DDMMDPMPotentials(similarity="sum", distance=Dc, gamma=1.0, alpha=1.0)
+    crp = DDMMDPMPotentials(similarity="crp", alpha=1.0)
+    dd.start(P, labels)
+    crp.start(P, labels)
+    for i in range(N):
+        for pot in (dd, crp):
+            pot.remove(i)
+        a, b = dd.log_prior(i), crp.log_prior(i)
+        for pot in (dd, crp):
+            pot.add(i, labels[i])
+        sizes = np.bincount(np.delete(labels, i), minlength=labels.max() + 1)
+        np.testing.assert_allclose(np.exp(b[:-1]), sizes, atol=0)  # CRP: n_{-i,k} and α
+        ok = np.isfinite(a)
+        np.testing.assert_allclose(a[ok] - b[ok], -math.log(N), atol=1e-12)
+
+
+def test_constant_distance_chain_equals_mmdpm():
+    X, _ = blobs(n_per=8)
+    N = len(X)
+    Dc = np.full((N, N), math.log(N))
+    np.fill_diagonal(Dc, 0.0)
+    a = DDMMDPM(similarity="sum", distance=Dc, gamma=1.0, alpha=1.0, n_iter=15, random_state=4).fit(X)
+    b = MMDPM(alpha=1.0, n_iter=15, random_state=4).fit(X)
+    np.testing.assert_array_equal(a.samples_, b.samples_)
+    np.testing.assert_array_equal(a.result_.info["n_clusters"], b.result_.info["n_clusters"])
+
+
+def test_flat_decay_chain_equals_mmdpm():
+    """γ → ∞: g_sum → n_{-i,k}, new weight α/N, i.e. MMDPM with α/N."""
+    X, _ = blobs(n_per=8)
+    N = len(X)
+    a = DDMMDPM(similarity="sum", gamma=1e300, alpha=3.0, n_iter=15, random_state=5).fit(X)
+    b = MMDPM(alpha=3.0 / N, n_iter=15, random_state=5).fit(X)
+    np.testing.assert_array_equal(a.samples_, b.samples_)
+
+
+def test_incremental_scores_equal_recomputation():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(15, 3))
+    S = gc.SideInfo([(0, 4, 1.0), (2, 9, -1.0), (5, 6, -np.inf)])
+    P = gc.Problem.from_array(X, S)
+    labels = rng.integers(0, 3, size=15)
+    theta = rng.normal(size=(3, 3))
+    pot = DDMMDPMPotentials(similarity="sum", gamma=0.8)
+    pot.start(P, labels, theta=theta)
+    for _ in range(40):  # random moves, some of them opening clusters
+        i = int(rng.integers(15))
+        pot.remove(i)
+        k = int(rng.integers(pot.n_clusters + 1))
+        pot.add(i, k)
+    z = pot.labels
+    fresh = DDMMDPMPotentials(similarity="sum", gamma=0.8)
+    fresh.start(P, z, theta=pot.theta_.copy())
+    for i in range(15):
+        k = z[i]
+        pot.remove(i)
+        fresh.remove(i)
+        np.testing.assert_allclose(pot.scores(i), fresh.scores(i), rtol=1e-12)
+        pot.add(i, k)
+        fresh.add(i, k)
+
+
+def test_sweep_bookkeeping_matches_samples():
+    """The kernel's live-cluster count equals the clusters of the state it records."""
+    X, _ = blobs()
+    est = DDMMDPM(similarity="max", lam=0.05, n_iter=12, burn_in=0, random_state=7).fit(X)
+    counted = np.array([len(np.unique(s)) for s in est.samples_])
+    np.testing.assert_array_equal(counted, est.result_.info["n_clusters"][0])
+    assert est.theta_.shape == (len(np.unique(est.last_labels_)), 2)
+
+
+def test_pa_step_never_increases_the_hinge_loss():
+    rng = np.random.default_rng(8)
+    for _ in range(50):
+        theta = rng.normal(size=(4, 3))
+        tsq = (theta * theta).sum(1)
+        x = rng.normal(size=3)
+        k = int(rng.integers(4))
+        active = np.arange(4)
+
+        def loss():
+            s = theta @ x
+            return max(0.0, 1.0 - s[k] + np.delete(s, k).max())
+
+        before = loss()
+        _pa_step(x, x @ x, k, theta, tsq, active, 4, 0.5, 1.0, False, x)
+        assert loss() <= before + 1e-12
+        np.testing.assert_allclose(tsq, (theta * theta).sum(1))
+
+
+@pytest.mark.parametrize("est", [
+    DDMMDPM(similarity="max", lam=0.05, n_iter=20),
+    DDMMDPM(similarity="sum", distance="knn", n_neighbors=4, n_iter=20),
+    MMDPM(lam=0.05, n_iter=20),
+], ids=["max", "sum-knn", "crp"])
+def test_hard_constraints_always_hold(est):
+    X, y = blobs()
+    rng = np.random.default_rng(9)
+    same = [(int(a), int(b)) for a, b in rng.integers(0, 36, size=(40, 2)) if a != b and y[a] == y[b]][:6]
+    cannot = [(int(a), int(b)) for a, b in rng.integers(0, 36, size=(60, 2)) if y[a] == y[b] and a != b]
+    cannot = [p for p in cannot if p not in same and p[::-1] not in same][:10]
+    must_nodes = {u for p in same for u in p}
+    cannot = [p for p in cannot if not ({p[0], p[1]} <= must_nodes)][:6]
+    S = gc.SideInfo.from_pairs(must=same, cannot=cannot, weight=np.inf)
+    if not S.check().feasible:
+        pytest.skip("sampled constraints contradict each other")
+    est.set_params(random_state=0).fit(X, S)
+    for a, b in cannot:
+        assert (est.samples_[:, a] != est.samples_[:, b]).all()
+        assert est.labels_[a] != est.labels_[b]
+    for a, b in same:
+        assert (est.samples_[:, a] == est.samples_[:, b]).all()
+
+
+def test_infeasible_hard_constraints_raise():
+    X, _ = blobs(n_per=3)
+    S = gc.SideInfo([(0, 1, np.inf), (1, 2, np.inf), (0, 2, -np.inf)])
+    with pytest.raises(InfeasibleConstraintsError):
+        DDMMDPM(n_iter=2).fit(X, S)
+
+
+def test_soft_cannot_link_lowers_the_prior():
+    X = np.array([[0.0], [0.1], [0.2]])
+    P = gc.Problem.from_array(X, gc.SideInfo([(0, 1, -2.0)]))
+    pot = DDMMDPMPotentials(similarity="max", gamma=1.0, cl_penalty=0.5)
+    pot.start(P, np.array([0, 0, 1]))
+    pot.remove(0)
+    np.testing.assert_allclose(pot.log_prior(0)[:2], [-0.1 - 1.0, -0.2])
+
+
+def test_reproducible_and_chains_pool():
+    X, _ = blobs()
+    a = DDMMDPM(n_iter=10, random_state=11).fit(X)
+    b = DDMMDPM(n_iter=10, random_state=11).fit(X)
+    np.testing.assert_array_equal(a.samples_, b.samples_)
+    np.testing.assert_array_equal(a.theta_, b.theta_)
+    c = DDMMDPM(n_iter=10, n_chains=2, random_state=11).fit(X)
+    assert c.samples_.shape == (10, len(X))
+    np.testing.assert_array_equal(c.samples_[:5], a.samples_)  # chain 0 is the same stream
+
+
+def test_planted_blobs_are_recovered_and_summaries_consistent():
+    X, y = blobs(n_per=15)
+    est = DDMMDPM(similarity="sum", n_iter=60, random_state=0).fit(X)
+    assert gc.ari(y, est.labels_) > 0.9
+    P = est.coclustering()
+    np.testing.assert_allclose(P, P.T)
+    np.testing.assert_allclose(np.diag(P), 1.0)
+    # co-clustering from the samples, by brute force
+    want = (est.samples_[:, :, None] == est.samples_[:, None, :]).mean(0)
+    np.testing.assert_allclose(P, want)
+    assert est.n_clusters_posterior_.sum() == pytest.approx(1.0)
+    last = DDMMDPM(similarity="sum", n_iter=60, point_estimate="last", random_state=0).fit(X)
+    assert gc.ari(last.labels_, est.samples_[-1]) == 1.0
+
+
+def test_provider_in_hmrf():
+    X, y = blobs(n_per=10)
+    est = gc.HMRF(DDMMDPMPotentials(3), inference="icm", random_state=0).fit(X)
+    assert gc.ari(y, est.labels_) == 1.0
+
+
+# ---------------------------------------------------------------------- bad input
+def test_distance_matrix_errors_name_the_entry():
+    X = np.zeros((3, 1))
+    good = np.array([[0, 1, 2], [1, 0, 3], [2, 3, 0]], dtype=float)
+    with pytest.raises(InvalidGraphError, match="square"):
+        DDMMDPM(distance=np.zeros((3, 2)), n_iter=2).fit(X)
+    with pytest.raises(InvalidGraphError, match="3 nodes"):
+        DDMMDPM(distance=np.zeros((4, 4)), n_iter=2).fit(X)
+    bad = good.copy()
+    bad[0, 2] = 5.0
+    with pytest.raises(InvalidGraphError, match=r"not symmetric: entry \(0, 2\) is 5.0") as err:
+        DDMMDPM(distance=bad, n_iter=2).fit(X)
+    assert err.value.edge == (0, 2)
+    bad = good.copy()
+    bad[1, 2] = bad[2, 1] = -1.0
+    with pytest.raises(InvalidGraphError, match=r"entry \(1, 2\) between nodes 1 and 2 is -1.0"):
+        DDMMDPM(distance=bad, n_iter=2).fit(X)
+    bad = good.copy()
+    bad[0, 1] = bad[1, 0] = np.nan
+    with pytest.raises(InvalidGraphError, match=r"entry \(0, 1\).* is nan"):
+        DDMMDPM(distance=bad, n_iter=2).fit(X)
+    with pytest.raises(InvalidGraphError, match="not symmetric"):
+        DDMMDPM(distance=sp.csr_array(np.triu(good)), n_iter=2).fit(X)
+    with pytest.raises(InvalidGraphError, match=r"entry \(0, 1\) between nodes 0 and 1 is -1.0"):
+        DDMMDPM(distance=sp.csr_array(-good), n_iter=2).fit(X)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"similarity": "min"}, "similarity of DDMMDPM must be 'max' or 'sum'"),
+    ({"distance": "cosine"}, "distance of DDMMDPM must be"),
+    ({"gamma": 0.0}, "gamma of DDMMDPM must be > 0"),
+    ({"gamma": "median"}, "gamma of DDMMDPM must be 'auto'"),
+    ({"alpha": 0}, "alpha of DDMMDPM must be > 0"),
+    ({"alpha": float("nan")}, "alpha of DDMMDPM must be finite"),
+    ({"lam": -1.0}, "lam of DDMMDPM must be >= 0"),
+    ({"removal_shrink": 1.0}, r"removal_shrink of DDMMDPM must be in \[0, 1\)"),
+    ({"n_neighbors": 0}, "n_neighbors of DDMMDPM must be >= 1"),
+    ({"n_iter": 5, "burn_in": 5}, "burn_in of DDMMDPM"),
+    ({"init": "kmeans"}, "init of DDMMDPM must be 'single'"),
+    ({"point_estimate": "map"}, "point_estimate of DDMMDPM"),
+    ({"bias": "yes"}, "bias of DDMMDPM must be True or False"),
+    ({"base_std": 0.0}, "base_std of DDMMDPM must be > 0"),
+])
+def test_bad_hyperparameters(params, match):
+    X, _ = blobs(n_per=3)
+    with pytest.raises(InvalidParameterError, match=match):
+        DDMMDPM(**params).fit(X)
+
+
+def test_bad_data():
+    with pytest.raises(InvalidFeaturesError, match="at least 2 nodes"):
+        DDMMDPM(n_iter=2).fit(np.array([[1.0, 2.0]]))
+    with pytest.raises(InvalidFeaturesError, match="needs node features"):
+        DDMMDPM(n_iter=2).fit(nx.path_graph(4))
+    X, _ = blobs(n_per=2)
+    with pytest.raises(InvalidParameterError, match="n_neighbors=10 but there are only 6 nodes"):
+        DDMMDPM(distance="knn", n_iter=2).fit(X)
+    with pytest.raises(InvalidGraphError, match="no edges"):
+        DDMMDPM(distance="graph", n_iter=2).fit(X)
+    with pytest.raises(InvalidParameterError, match="init of DDMMDPM"):
+        DDMMDPM(init=[0, 1], n_iter=2).fit(X)
+    with pytest.raises(InvalidParameterError, match="similarity of MMDPM|lam of MMDPM"):
+        MMDPM(lam=-1).fit(X)
