@@ -34,8 +34,14 @@ import scipy.sparse as sp
 from numba import njit
 from numba.typed import List
 
+from ._sampling import sample_log_weights
 from ._utils import check_float, check_int, check_random_state
-from .base import ClusteringEstimator, ClusteringResult, check_is_fitted, register_method
+from .base import (
+    ClusteringEstimator,
+    ClusteringResult,
+    check_is_fitted,
+    register_method,
+)
 from .errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
 from .potentials.base import NodePotentials, check_n_clusters
 from .sideinfo import check_constraints, must_link_components
@@ -214,18 +220,7 @@ def _sweep(K, facs, mems, size, pos, zn, zi, iptr, inodes, adj_ptr, adj_idx, adj
         logw[n_active] = v
         if v > top:
             top = v
-        total = 0.0
-        for a in range(n_active + 1):
-            total += math.exp(logw[a] - top)
-        target = unif[p] * total
-        choice = n_active
-        acc = 0.0
-        for a in range(n_active + 1):
-            w = math.exp(logw[a] - top)
-            acc += w
-            if target < acc and w > 0.0:
-                choice = a
-                break
+        choice = sample_log_weights(logw, n_active + 1, top, unif[p])
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = zi[adj_idx[e]]
             if kv >= 0:

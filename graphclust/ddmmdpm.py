@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ._sampling import sample_log_weights
 from ._utils import check_float, check_int, check_random_state
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .errors import (
@@ -41,7 +42,13 @@ from .errors import (
 from .potentials.base import NodePotentials, check_features, check_n_clusters
 from .potentials.centroids import Centroids
 from .sideinfo import check_constraints, must_link_components
-from .tvclust import _MAX_CANDIDATES, TVClust, _binder_terms, _canonical_rows, _pair_probabilities
+from .tvclust import (
+    _MAX_CANDIDATES,
+    TVClust,
+    _binder_terms,
+    _canonical_rows,
+    _pair_probabilities,
+)
 
 __all__ = ["DDMMDPM", "MMDPM", "DDMMDPMPotentials"]
 
@@ -244,18 +251,7 @@ def _sweep(mode, use_max, log_new, pri, side, items, params, state, order, unif,
         logw[n_active] = v
         if v > top:
             top = v
-        total = 0.0
-        for a in range(n_active + 1):
-            total += math.exp(logw[a] - top)
-        target = unif[pos] * total
-        choice = n_active
-        acc = 0.0
-        for a in range(n_active + 1):
-            w = math.exp(logw[a] - top)
-            acc += w
-            if target < acc and w > 0.0:
-                choice = a
-                break
+        choice = sample_log_weights(logw, n_active + 1, top, unif[pos])
         new = choice == n_active
         if new:
             n_free -= 1

@@ -34,8 +34,14 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.special import betaln
 
+from ._sampling import sample_log_weights
 from ._utils import check_float, check_int, check_random_state
-from .base import ClusteringEstimator, ClusteringResult, check_is_fitted, register_method
+from .base import (
+    ClusteringEstimator,
+    ClusteringResult,
+    check_is_fitted,
+    register_method,
+)
 from .errors import InvalidParameterError, ProblemTooLargeError
 from .potentials.conjugate import (
     CONJUGATE,
@@ -139,18 +145,7 @@ def _gibbs_sweep(kind, model, cl, items, scratch, z, adj, lp, lq, log_alpha, ord
         logw[n_active] = v
         if v > top:
             top = v
-        total = 0.0
-        for a in range(n_active + 1):
-            total += math.exp(logw[a] - top)
-        target = unif[pos] * total
-        choice = n_active
-        acc = 0.0
-        for a in range(n_active + 1):
-            w = math.exp(logw[a] - top)
-            acc += w
-            if target < acc and w > 0.0:
-                choice = a
-                break
+        choice = sample_log_weights(logw, n_active + 1, top, unif[pos])
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = z[adj_idx[e]]
             if kv >= FIRST_SLOT:
