@@ -8,7 +8,7 @@ PIP    := $(BIN)/python -m pip
 # numba caches compiled kernels here so repeated runs skip compilation
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 
-.PHONY: demo test test-fast bench clean
+.PHONY: demo test test-fast bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,16 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test,pgmpy,image]'
+	$(PIP) install --quiet -e '.[test,pgmpy,image,docs]'
+	touch $@ $(VENV)/.core $(VENV)/.docs
+
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e '.[docs]'
 	touch $@ $(VENV)/.core
 
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test,pgmpy,image,bench]'
-	touch $@ $(VENV)/.test $(VENV)/.core
+	$(PIP) install --quiet -e '.[test,pgmpy,image,docs,bench]'
+	touch $@ $(VENV)/.test $(VENV)/.core $(VENV)/.docs
 
 demo: $(VENV)/.core
 	$(BIN)/graphclust demo
@@ -34,6 +38,9 @@ test: $(VENV)/.test
 
 test-fast: $(VENV)/.test
 	$(BIN)/python -m pytest -q -x -m "not slow"
+
+docs: $(VENV)/.docs
+	$(BIN)/python -m mkdocs build --strict
 
 bench: $(VENV)/.bench
 	@for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
