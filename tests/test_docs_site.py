@@ -75,3 +75,12 @@ def test_api_pages_cover_the_public_estimators(site):
     text = "".join((site / "api" / "estimators" / "index.html").read_text(encoding="utf-8").split())
     for name in ["SpectralClustering", "COSC", "HMRF", "RDPMeans", "DPMeans", "TVClust", "DCP", "DDMMDPM", "MMDPM"]:
         assert f'id="graphclust.{name}"' in text or re.search(rf'id="graphclust\.[a-z_.]+\.{name}"', text), name
+
+
+def test_sphinx_roles_are_rendered_as_code(site):
+    # docs/griffe_rst.py turns :func:`~a.b.c` into `c`; no raw role may reach a page
+    for page in (site / "api").rglob("index.html"):
+        raw = page.read_text(encoding="utf-8")
+        assert not re.search(r":(func|class|meth|attr|data|mod):`", raw), page
+    data = (site / "api" / "data" / "index.html").read_text(encoding="utf-8")
+    assert "<code>contract</code>" in data
