@@ -28,7 +28,10 @@ def page_text(path):
 
 
 def plain(fragment):
-    """Docstring markup (``code``, *emphasis*) and whitespace dropped, as in page_text."""
+    """Docstring markup (``code``, *emphasis*, Sphinx roles as the site renders them)
+    and whitespace dropped, as in page_text."""
+    fragment = re.sub(r":(?:func|class|meth|attr|data|mod|obj|exc|ref):`(~?)([^`]+)`",
+                      lambda m: m[2].rsplit(".", 1)[-1] if m[1] else m[2], fragment)
     return "".join(re.sub(r"``|\*|`", "", fragment).split())
 
 
