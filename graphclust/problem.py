@@ -189,7 +189,7 @@ class Problem:
         return problem.with_side_info(S) if S is not None else problem
 
     @classmethod
-    def from_arrays(cls, W, X=None, S=None, *, nodes=None, vertex_weights=None):
+    def from_arrays(cls, W, X=None, S=None, *, nodes=None, vertex_weights=None, counts=None):
         """Build a Problem from a sparse (or dense) similarity matrix.
 
         This is the path that skips networkx, for large grids and k-NN graphs. ``W`` is
@@ -205,6 +205,16 @@ class Problem:
         nodes : sequence of hashable or None, default=None
             Node keys; ``range(n_nodes)`` when omitted.
         vertex_weights : array-like of shape (n_nodes,) or None, default=None
+        counts : array-like of int of shape (n_nodes,) or None, default=None
+            How many original points each node stands for (e.g. the pixels of a
+            superpixel); ``X`` then holds their feature *sums*. ``None``: all 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> P = Problem.from_arrays(np.array([[0, 1], [1, 0]]), X=[[6.0], [1.0]], counts=[3, 1])
+        >>> P.feature_means.ravel().tolist()
+        [2.0, 1.0]
         """
         if not sp.issparse(W):
             try:
@@ -226,7 +236,12 @@ class Problem:
             vertex_weights = np.asarray(vertex_weights, dtype=float).reshape(-1)
             if vertex_weights.shape != (n,) or not np.all(np.isfinite(vertex_weights) & (vertex_weights >= 0)):
                 raise InvalidGraphError("vertex_weights must be n_nodes finite non-negative numbers")
-        problem = cls(nodes=nodes, W=W, X=X, vertex_weights=vertex_weights)
+        if counts is not None:
+            raw = np.asarray(counts).reshape(-1)
+            if raw.shape != (n,) or raw.dtype.kind not in "iu" or (raw < 1).any():
+                raise InvalidGraphError(f"counts must be {n} integers >= 1 (points per node)")
+            counts = raw.astype(np.int64)
+        problem = cls(nodes=nodes, W=W, X=X, counts=counts, vertex_weights=vertex_weights)
         return problem.with_side_info(S) if S is not None else problem
 
     def with_side_info(self, S):

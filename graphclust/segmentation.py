@@ -461,7 +461,8 @@ def segment(image, scribbles=None, *, n_segments=None, method="hmrf-bp", graph="
             scale = 2.0 * _noise_variance(img)
             est = HMRF(Centroids(n_segments), inference=engine, smoothness=smoothness * scale, random_state=rng,
                        progress=progress, **options)
-            est.fit(Problem.from_arrays(W, X=X))  # superpixels: their mean colours, equally weighted
+            # superpixels stand for their pixels: colour sums with pixel counts
+            est.fit(Problem.from_arrays(W, X=X * counts[:, None], counts=counts.astype(np.int64)))
             node_labels = est.labels_
             info["estimator"] = est
     else:

@@ -182,3 +182,13 @@ def test_from_arrays_accepts_nested_lists_and_refuses_junk():
     assert P.W[0, 1] == 1.0
     with pytest.raises(InvalidGraphError, match="numeric square matrix"):
         gc.Problem.from_arrays([["a", "b"], ["c", "d"]])
+
+
+def test_from_arrays_counts_make_x_feature_sums():
+    W = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    P = gc.Problem.from_arrays(W, X=[[6.0, 3.0], [1.0, 1.0], [8.0, 4.0]], counts=[3, 1, 4])
+    np.testing.assert_allclose(P.feature_means, [[2.0, 1.0], [1.0, 1.0], [2.0, 1.0]])
+    assert P.counts.dtype == np.int64
+    for bad in ([1, 0, 1], [1.5, 1, 1], [1, 1]):
+        with pytest.raises(InvalidGraphError, match="counts must be 3 integers >= 1"):
+            gc.Problem.from_arrays(W, X=np.ones((3, 2)), counts=bad)

@@ -224,3 +224,11 @@ def test_cli_segment_errors(tmp_path, capsys):
     with pytest.raises(ImageReadError, match="does not exist"):
         read_image(tmp_path / "missing.png")
     assert not (tmp_path / "o.png").exists()
+
+
+def test_superpixels_without_scribbles_weigh_regions_by_their_pixels():
+    img, _, truth = noisy_regions(shape=(60, 60), noise=0.1, colour=True)
+    seg = segment(img, n_segments=3, graph="superpixels", n_superpixels=200, random_state=0)
+    est = seg.info["estimator"]
+    assert est.problem_.counts.sum() == 60 * 60  # every pixel counted once
+    assert gc.ari(truth.reshape(-1), seg.labels.reshape(-1)) > 0.9
