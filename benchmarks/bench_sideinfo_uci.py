@@ -1,0 +1,639 @@
+"""The TVClust / RDP-means seed protocol on UCI data: noisy must-/cannot-links, many methods.
+
+Reproduces the experimental protocol of Khashabi, Wieting, Liu & Liang (2015), as the
+research spec ``seed-000-tvclust-rdpmeans.md`` (§4) describes it, on the data sets we ship
+(iris, wine, breast_cancer, digits):
+
+* constraints are sampled from the true classes at rate ``r`` in {0.01, 0.03, 0.05} and
+  accuracy ``p`` in {1.0, 0.95, 0.9, 0.8}: ``SideInfo.sample(y, rate=r, noise=1 - p,
+  convention="ref_code")`` -- the reference code's loop (``round(r·n²)`` ordered draws,
+  about ``r·n²`` distinct pairs; spec P18 recommends it for reproduction), every
+  constraint's type flipped with probability ``1 - p``; unit weights;
+* ``--runs`` runs per (data set, r, p) cell, each with its own constraint draw and its own
+  algorithm seeds (both derived from the data set, r, p and the run number, so any subset
+  of the grid draws the same constraints as the full run);
+* every method clusters all points and is scored on all points (spec P24) by the pairwise
+  F-measure, ARI and NMI (geometric) of ``graphclust.metrics``;
+* features are raw by default, as in the seed's pipeline (spec §4.1: only TVClust-VB
+  standardised, internally); ``--features zscore`` standardises every column.
+
+Methods (``--methods``, comma-separated keys):
+
+=============  ============================================================================
+kmeans         scikit-learn ``KMeans(k, n_init=10)``, true k, no constraints
+dpmeans        ``gc.DPMeans``: λ from the k hint by the reference code's rule (k-th largest
+               squared distance to the mean, ``lam_rule="kth_from_mean"``), ``init="box"``
+rdpmeans       ``gc.RDPMeans``, the paper's annealing as its reference code runs it:
+               ``xi="anneal"`` (ξ = 0 on pass 1, 1e-3·2^(t-2) on pass t), no cap (``xi_max=None``),
+               stop after 20 passes without a move; same λ and start as dpmeans
+rdpmeans-pq    ``gc.RDPMeans(xi="pq", p_link=p)`` given the true accuracy ``p``
+               (``ξ = 2σ² ln(p/(1-p))``, ``σ²`` from a DP-means stage); at ``p = 1`` the
+               constraints are given weight ``inf`` (hard), as ``RDPMeans`` asks for
+               certain constraints
+tvclust        ``gc.TVClust`` (collapsed Gibbs, full Gaussian, p and q learnt from their
+               default Beta(10, 1) priors), ``--tvclust-sweeps`` sweeps, half burn-in
+hmrf           ``gc.HMRF(Centroids(k), inference="bp")``, HMRF-KMeans with distance-scaled
+               penalties, true k; the transitive closure of the constraints only at
+               ``p = 1`` (``use_closure=False`` otherwise: the closure of noisy
+               must-links chains whole classes together)
+pckmeans       PCKMeans    } active-semi-supervised-clustering 0.0.1 (``bench`` extra),
+mpckmeans      MPCKMeans   } true k, the same pairs as ``ml=``/``cl=`` lists, run in this
+copkmeans      COPKMeans   } process; failures are reported as failures, never as scores
+=============  ============================================================================
+
+Peers: the package refuses (``InconsistentConstraintsException``) any input in which a
+cannot-link joins two points of one must-link component. With noisy constraints that is
+almost every draw, and finding out costs it seconds to minutes of pure-Python closure
+building, so the script applies the same test first (union-find, exact) and records the
+exception without calling the peer; ``--run-inconsistent-peers`` calls it anyway.
+Importing the package sets ``np.seterr("raise")`` for the process: the previous state is
+restored after the import and each peer fit runs under the package's own settings. A peer
+fit longer than ``--peer-timeout`` seconds is abandoned (SIGALRM) and counted as a failure.
+
+``--wrong-k`` adds the k-sensitivity experiment (spec §4.5, Fig. 3) at one setting
+(``--wrong-k-at r,p``, default 0.03,1.0): the methods that take k get
+``k' = k + δ``, δ in {-2, -1, +1, +2} (``k' >= 1``); TVClust, which ignores k, is listed
+with its true-k value. Same constraint draws as the main grid.
+
+Output: markdown tables (to stdout, or atomically to ``--out``; ``--json`` keeps every run's
+record); progress and per-cell means on stderr. Times are wall seconds per fit. Measured
+tables and the comparison with the seed: ``docs/benchmarks/sideinfo_uci.md``.
+
+    python benchmarks/bench_sideinfo_uci.py [--quick] [--runs 10] [--datasets iris,wine]
+        [--methods rdpmeans,tvclust] [--rates 0.01,0.03] [--accuracies 1,0.9] [--wrong-k]
+        [--wrong-k-at 0.03,1.0] [--features raw|zscore] [--convention ref_code|paper]
+        [--tvclust-sweeps 100] [--peer-timeout 120] [--run-inconsistent-peers] [--out FILE] [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import platform
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+import graphclust as gc
+
+DATASETS = ("iris", "wine", "breast_cancer", "digits")
+RATES = (0.01, 0.03, 0.05)
+ACCURACIES = (1.0, 0.95, 0.9, 0.8)
+DEVIATIONS = (-2, -1, 1, 2)
+METHODS = {
+    "kmeans": "K-means (sklearn)",
+    "dpmeans": "DP-means",
+    "rdpmeans": "RDP-means (annealed ξ)",
+    "rdpmeans-pq": "RDP-means (ξ from true p)",
+    "tvclust": "TVClust (Gibbs)",
+    "hmrf": "HMRF-KMeans (BP)",
+    "pckmeans": "PCKMeans (peer)",
+    "mpckmeans": "MPCKMeans (peer)",
+    "copkmeans": "COPKMeans (peer)",
+}
+PEERS = ("pckmeans", "mpckmeans", "copkmeans")
+#: methods whose k can be wrong (TVClust ignores k)
+TAKES_K = tuple(m for m in METHODS if m != "tvclust")
+#: base entropy of every seed of this benchmark
+BASE_SEED = 20150826
+INCONSISTENT = "InconsistentConstraintsException"
+
+
+# ============================================================================ helpers
+def cell_seeds(dataset, r, p, run):
+    """``(constraint seed, method seed)`` of one run: fixed by the data set, r, p and the
+    run number alone."""
+    key = [BASE_SEED, DATASETS.index(dataset), round(r * 10000), round(p * 10000), run]
+    a, b = np.random.SeedSequence(key).generate_state(2)
+    return int(a), int(b)
+
+
+def load(dataset, features):
+    X, y = getattr(gc.datasets, f"load_{dataset}")()
+    X = np.asarray(X, dtype=np.float64)
+    if features == "zscore":
+        sd = X.std(axis=0)
+        X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    return X, np.asarray(y)
+
+
+def closure_conflict(n, ml, cl):
+    """True when a cannot-link joins two points of one must-link component: exactly the
+    inputs the peer package rejects with InconsistentConstraintsException."""
+    if not ml or not cl:
+        return False
+    a = np.asarray(ml, dtype=np.int64)
+    A = sp.coo_array((np.ones(len(a)), (a[:, 0], a[:, 1])), shape=(n, n))
+    _, comp = connected_components(A, directed=False)
+    c = np.asarray(cl, dtype=np.int64)
+    return bool((comp[c[:, 0]] == comp[c[:, 1]]).any())
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Timeout
+
+
+def call_with_limit(fn, seconds):
+    """``(value, seconds, error)``; ``error`` names the exception (or the timeout)."""
+    limited = bool(seconds) and hasattr(signal, "SIGALRM")
+    if limited:
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    t0 = time.perf_counter()
+    try:
+        value, error = fn(), None
+    except _Timeout:
+        value, error = None, f"timeout > {seconds:g} s"
+    except Exception as exc:  # noqa: BLE001 -- a method's failure is a result here
+        value, error = None, type(exc).__name__
+    finally:
+        if limited:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    return value, time.perf_counter() - t0, error
+
+
+def load_peers():
+    """``({key: class}, errstate the package wanted)`` with NumPy's error state as before.
+
+    The distribution's own name ``active_semi_supervised_clustering`` does not import
+    (its modules import ``..exceptions`` one level too deep); the wheel ships the same
+    code as ``active_semi_clustering``, which is what is used.
+    """
+    fresh = "active_semi_clustering" not in sys.modules
+    saved = np.geterr()
+    try:
+        from active_semi_clustering import COPKMeans, MPCKMeans, PCKMeans
+        # its mpckmeans module calls np.seterr("raise") when first imported
+        wanted = np.geterr() if fresh else dict.fromkeys(saved, "raise")
+    finally:
+        np.seterr(**saved)
+    return {"pckmeans": PCKMeans, "mpckmeans": MPCKMeans, "copkmeans": COPKMeans}, wanted
+
+
+# ============================================================================ methods
+class Context:
+    """Everything one run hands to the methods."""
+
+    def __init__(self, X, y, problem, problem_hard, ml, cl, p, seed):
+        self.X, self.y, self.problem, self.problem_hard = X, y, problem, problem_hard
+        self.ml, self.cl, self.p, self.seed = ml, cl, p, seed
+
+
+def make_fitters(methods, args):
+    """``key -> fit(ctx, k) -> labels`` for the selected methods."""
+    fitters = {}
+    sweeps = args.tvclust_sweeps
+    peers, wanted = (load_peers() if any(m in PEERS for m in methods) else ({}, None))
+
+    def kmeans(ctx, k):
+        from sklearn.cluster import KMeans
+
+        return KMeans(n_clusters=k, n_init=10, random_state=ctx.seed).fit(ctx.X).labels_
+
+    def dpmeans(ctx, k):
+        return gc.DPMeans(n_clusters=k, lam_rule="kth_from_mean", init="box",
+                          random_state=ctx.seed).fit(ctx.problem).labels_
+
+    def rdpmeans(ctx, k):
+        return gc.RDPMeans(n_clusters=k, lam_rule="kth_from_mean", init="box", xi="anneal", xi_max=None,
+                           random_state=ctx.seed).fit(ctx.problem).labels_
+
+    def rdpmeans_pq(ctx, k):
+        if ctx.p >= 1.0:  # certain constraints: hard (p_link plays no part then)
+            est = gc.RDPMeans(n_clusters=k, lam_rule="kth_from_mean", init="box", xi="pq", p_link=0.5,
+                              random_state=ctx.seed)
+            return est.fit(ctx.problem_hard).labels_
+        est = gc.RDPMeans(n_clusters=k, lam_rule="kth_from_mean", init="box", xi="pq", p_link=ctx.p,
+                          random_state=ctx.seed)
+        return est.fit(ctx.problem).labels_
+
+    def tvclust(ctx, k):
+        return gc.TVClust(n_iter=sweeps, random_state=ctx.seed).fit(ctx.problem).labels_
+
+    def hmrf(ctx, k):
+        est = gc.HMRF(gc.potentials.Centroids(k), inference="bp", use_closure=ctx.p >= 1.0,
+                      random_state=ctx.seed)
+        return est.fit(ctx.problem).labels_
+
+    def peer(cls):
+        def fit(ctx, k):
+            if not args.run_inconsistent_peers and closure_conflict(len(ctx.y), ctx.ml, ctx.cl):
+                raise PrecheckedInconsistent
+            np.random.seed(ctx.seed % 2**32)
+            with np.errstate(**wanted):
+                return cls(n_clusters=k).fit(ctx.X, ml=ctx.ml, cl=ctx.cl).labels_
+        return fit
+
+    table = {"kmeans": kmeans, "dpmeans": dpmeans, "rdpmeans": rdpmeans, "rdpmeans-pq": rdpmeans_pq,
+             "tvclust": tvclust, "hmrf": hmrf}
+    for m in methods:
+        fitters[m] = peer(peers[m]) if m in PEERS else table[m]
+    return fitters
+
+
+class PrecheckedInconsistent(Exception):
+    """The peer would raise InconsistentConstraintsException (checked before calling it)."""
+
+
+def warm_up(fitters, args):
+    """Compile the numba kernels (and import scikit-learn) before anything is timed."""
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [3.0, 0.0], [3.1, 0.2], [0.0, 3.0], [0.2, 3.1]])
+    y = np.array([0, 0, 1, 1, 2, 2])
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(1, 2), (3, 4)])
+    H = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(1, 2), (3, 4)], weight=float("inf"))
+    for p in (1.0, 0.9):
+        ctx = Context(X, y, gc.Problem.from_array(X, S), gc.Problem.from_array(X, H), [(0, 1)], [(1, 2), (3, 4)],
+                      p, 0)
+        for key, fit in fitters.items():
+            if key not in PEERS:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fit(ctx, 3)
+
+
+# ============================================================================ running
+def run_grid(args, fitters, log):
+    """Fit every selected method on every run of every cell; returns the records."""
+    records = []
+    done = set()
+    sampling = []
+    for ds in args.datasets:
+        X, y = load(ds, args.features)
+        n, k = len(y), len(np.unique(y))
+        log(f"\n== {ds}: n={n}, d={X.shape[1]}, k={k}, features={args.features}")
+        cells = [(r, p, [k]) for r in args.rates for p in args.accuracies]
+        if args.wrong_k:
+            r0, p0 = args.wrong_k_at
+            ks = [k + d for d in sorted((0, *DEVIATIONS)) if k + d >= 1]
+            cells.append((r0, p0, ks))
+        for r, p, ks in cells:
+            t_cell = time.perf_counter()
+            per_method = defaultdict(list)
+            for run in range(args.runs):
+                c_seed, m_seed = cell_seeds(ds, r, p, run)
+                S = gc.SideInfo.sample(y, rate=r, convention=args.convention, noise=1.0 - p, random_state=c_seed)
+                if (ds, r, p, run) not in {(s["dataset"], s["r"], s["p"], s["run"]) for s in sampling}:
+                    sampling.append({"dataset": ds, "r": r, "p": p, "run": run, "n": n, **S.sampling})
+                H = gc.SideInfo.sample(y, rate=r, convention=args.convention, noise=1.0 - p,
+                                       weight=float("inf"), random_state=c_seed)
+                ml = [(int(a), int(b)) for a, b, _ in S.must_links()]
+                cl = [(int(a), int(b)) for a, b, _ in S.cannot_links()]
+                ctx = Context(X, y, gc.Problem.from_array(X, S), gc.Problem.from_array(X, H), ml, cl, p, m_seed)
+                for key, fit in fitters.items():
+                    for kk in ks:
+                        if kk != k and key not in TAKES_K:
+                            continue
+                        ident = (ds, r, p, kk, key, run)
+                        if ident in done:
+                            continue
+                        done.add(ident)
+                        limit = args.peer_timeout if key in PEERS else 0
+
+                        def call(fit=fit, ctx=ctx, kk=kk):
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                return fit(ctx, kk)
+
+                        labels, secs, err = call_with_limit(call, limit)
+                        ran = err != PrecheckedInconsistent.__name__
+                        if not ran:
+                            err = INCONSISTENT + " (pre-checked, not run)"
+                        rec = {"dataset": ds, "r": r, "p": p, "k": k, "k_decl": kk, "method": key, "run": run,
+                               "seconds": secs, "error": err, "ran": ran}
+                        if labels is not None:
+                            labels = np.asarray(labels)
+                            rec.update(F=gc.pairwise_f_measure(y, labels), ARI=gc.ari(y, labels),
+                                       NMI=gc.nmi(y, labels), K=len(np.unique(labels)))
+                        records.append(rec)
+                        per_method[(key, kk)].append(rec)
+            for (key, kk), recs in per_method.items():
+                ok = [x for x in recs if x["error"] is None]
+                fails = len(recs) - len(ok)
+                f = f"F {np.mean([x['F'] for x in ok]):.3f}" if ok else "F   —  "
+                tag = "" if kk == k else f" k'={kk}"
+                why = f" ({_failure_text(recs)})" if fails else ""
+                ran = [x["seconds"] for x in recs if x["ran"]]
+                when = f"  {np.median(ran):.3f} s/fit" if ran else ""
+                log(f"  {ds} r={r:g} p={p:g} {METHODS[key] + tag:34s} {f}  ok {len(ok)}/{len(recs)}{why}{when}")
+            log(f"  -- cell r={r:g} p={p:g} done in {time.perf_counter() - t_cell:.1f} s")
+    return records, sampling
+
+
+# ============================================================================ tables
+def _fmt(v, nd=2):
+    return f"{v:.{nd}f}"
+
+
+def _agg(recs):
+    """Means over the successful runs, or None when none succeeded."""
+    ok = [x for x in recs if x["error"] is None]
+    if not ok:
+        return None
+    return {m: float(np.mean([x[m] for x in ok])) for m in ("F", "ARI", "NMI", "K")} | {
+        "F_sd": float(np.std([x["F"] for x in ok], ddof=1)) if len(ok) > 1 else 0.0,
+        "ok": len(ok), "runs": len(recs)}
+
+
+def _failure_text(recs):
+    errs = defaultdict(int)
+    for x in recs:
+        if x["error"] is not None:
+            errs[x["error"]] += 1
+    return "; ".join(f"{e} ×{c}" for e, c in errs.items())
+
+
+def _cell(recs, with_sd=True):
+    """``F±sd / ARI / NMI`` of one cell, with the failures said as such."""
+    if not recs:
+        return "not run"
+    a = _agg(recs)
+    fails = a["runs"] - a["ok"] if a else len(recs)
+    if a is None:
+        return f"failed {fails}/{len(recs)}"
+    sd = f"±{a['F_sd']:.2f}" if with_sd and a["ok"] > 1 else ""
+    text = f"{_fmt(a['F'])}{sd} / {_fmt(a['ARI'])} / {_fmt(a['NMI'])}"
+    return text + (f" (failed {fails}/{len(recs)})" if fails else "")
+
+
+def _strict_cell(recs):
+    """Aggregate over many cells: a number only when every run succeeded."""
+    if not recs:
+        return "not run"
+    fails = sum(x["error"] is not None for x in recs)
+    if fails:
+        return f"failed {fails}/{len(recs)}"
+    a = _agg(recs)
+    return f"{_fmt(a['F'])} / {_fmt(a['ARI'])} / {_fmt(a['NMI'])}"
+
+
+def tables(records, sampling, args, elapsed):
+    out = []
+    w = out.append
+    main = [x for x in records if x["k_decl"] == x["k"] and x["r"] in args.rates and x["p"] in args.accuracies]
+    methods = [m for m in METHODS if m in args.methods]
+    datasets = [d for d in args.datasets if any(x["dataset"] == d for x in records)]
+
+    w("## Setup\n")
+    w(f"* command: `python benchmarks/bench_sideinfo_uci.py {' '.join(args.argv)}`")
+    w(f"* runs per cell: {args.runs}; rates r: {', '.join(f'{r:g}' for r in args.rates)}; accuracies p: "
+      f"{', '.join(f'{p:g}' for p in args.accuracies)}; features: {args.features}; "
+      f"r convention: {args.convention}; TVClust sweeps: {args.tvclust_sweeps}")
+    w(f"* Python {platform.python_version()}, NumPy {np.__version__}, graphclust {gc.__version__}; "
+      f"wall time {elapsed:.0f} s")
+    w("* cells: `F±sd / ARI / NMI`, means over the successful runs (sd of F over runs); "
+      "`failed a/b`: a of the b runs raised (the exception is in the failure table), "
+      "a failed run never counts as a score\n")
+
+    w("### Constraints drawn (means over runs)\n")
+    w("| data | n | r | constraints | must-links | cannot-links | share of all pairs | flipped (p=1 / .95 / .9 / .8) |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for ds in datasets:
+        for r in args.rates:
+            ss = [s for s in sampling if s["dataset"] == ds and s["r"] == r]
+            if not ss:
+                continue
+            n = ss[0]["n"]
+            tot = np.mean([s["n_must"] + s["n_cannot"] for s in ss])
+            flips = []
+            for p in ACCURACIES:
+                sp_ = [s for s in ss if s["p"] == p]
+                flips.append(
+                    f"{np.mean([s['n_flipped'] / max(1, s['n_must'] + s['n_cannot']) for s in sp_]):.3f}"
+                    if sp_ else "—")
+            w(f"| {ds} | {n} | {r:g} | {tot:.0f} | {np.mean([s['n_must'] for s in ss]):.0f} | "
+              f"{np.mean([s['n_cannot'] for s in ss]):.0f} | {tot / (n * (n - 1) / 2):.4f} | {' / '.join(flips)} |")
+    w("")
+
+    w("## Results per data set and rate r\n")
+    for ds in datasets:
+        for r in args.rates:
+            sel = [x for x in main if x["dataset"] == ds and x["r"] == r]
+            if not sel:
+                continue
+            w(f"### {ds}, r = {r:g}\n")
+            w("| method | " + " | ".join(f"p={p:g} F / ARI / NMI" for p in args.accuracies) + " |")
+            w("| --- |" + " --- |" * len(args.accuracies))
+            for m in methods:
+                row = [_cell([x for x in sel if x["method"] == m and x["p"] == p]) for p in args.accuracies]
+                w(f"| {METHODS[m]} | " + " | ".join(row) + " |")
+            w("")
+
+    w("## Table 1 analogue: per data set, averaged over all r and p run\n")
+    w("Mean F / ARI / NMI over every run of every (r, p) cell; `failed a/b` when any run failed.\n")
+    w("| method | " + " | ".join(datasets) + " | mean over data sets |")
+    w("| --- |" + " --- |" * (len(datasets) + 1))
+    for m in methods:
+        row = [_strict_cell([x for x in main if x["method"] == m and x["dataset"] == ds]) for ds in datasets]
+        per = [_agg([x for x in main if x["method"] == m and x["dataset"] == ds]) for ds in datasets]
+        fails = any(sum(x["error"] is not None for x in main if x["method"] == m and x["dataset"] == ds)
+                    for ds in datasets)
+        avg = ("—" if fails or any(a is None for a in per) else
+               " / ".join(_fmt(np.mean([a[q] for a in per])) for q in ("F", "ARI", "NMI")))
+        w(f"| {METHODS[m]} | " + " | ".join(row) + f" | {avg} |")
+    w("")
+
+    w("## Table 2 analogue: by accuracy p, averaged over data sets and r\n")
+    w("| method | " + " | ".join(f"p={p:g}" for p in args.accuracies) + " |")
+    w("| --- |" + " --- |" * len(args.accuracies))
+    for m in methods:
+        row = []
+        for p in args.accuracies:
+            per = [[x for x in main if x["method"] == m and x["dataset"] == ds and x["p"] == p] for ds in datasets]
+            if any(any(x["error"] is not None for x in recs) for recs in per):
+                nf = sum(x["error"] is not None for recs in per for x in recs)
+                row.append(f"failed {nf}/{sum(len(recs) for recs in per)}")
+            elif any(not recs for recs in per):
+                row.append("not run")
+            else:
+                aggs = [_agg(recs) for recs in per]
+                row.append(" / ".join(_fmt(np.mean([a[q] for a in aggs])) for q in ("F", "ARI", "NMI")))
+        w(f"| {METHODS[m]} | " + " | ".join(row) + " |")
+    w("")
+
+    if args.wrong_k:
+        r0, p0 = args.wrong_k_at
+        w(f"## Wrong k: declared k' = k + δ at r = {r0:g}, p = {p0:g}\n")
+        w("Cells: `F / ARI / NMI` over the runs; δ = 0 is the true k. TVClust ignores k.\n")
+        for ds in datasets:
+            sel = [x for x in records if x["dataset"] == ds and x["r"] == r0 and x["p"] == p0]
+            if not sel:
+                continue
+            k = sel[0]["k"]
+            deltas = sorted((0, *DEVIATIONS))
+            w(f"### {ds} (k = {k})\n")
+            w("| method | " + " | ".join(f"δ={d:+d} (k'={k + d})" for d in deltas) + " |")
+            w("| --- |" + " --- |" * len(deltas))
+            for m in methods:
+                row = []
+                for d in deltas:
+                    if k + d < 1:
+                        row.append("k' < 1")
+                        continue
+                    if m not in TAKES_K and d != 0:
+                        row.append("(ignores k)")
+                        continue
+                    row.append(_cell([x for x in sel if x["method"] == m and x["k_decl"] == k + d], with_sd=False))
+                w(f"| {METHODS[m]} | " + " | ".join(row) + " |")
+            w("")
+
+    w("## Time per fit (wall seconds) and clusters found\n")
+    w("Median seconds per fit over the runs of the main grid that were executed (successful or not; "
+      "pre-checked peer runs excluded), their total, and the mean number of clusters found by the "
+      "successful runs.\n")
+    w("| method | " + " | ".join(f"{ds} median / total / K̄" for ds in datasets) + " |")
+    w("| --- |" + " ---: |" * len(datasets))
+    for m in methods:
+        row = []
+        for ds in datasets:
+            recs = [x for x in main if x["method"] == m and x["dataset"] == ds and x["ran"]]
+            if not recs:
+                row.append("not run")
+                continue
+            ok = [x for x in recs if x["error"] is None]
+            kbar = f"{np.mean([x['K'] for x in ok]):.1f}" if ok else "—"
+            row.append(f"{statistics.median(x['seconds'] for x in recs):.3f} / "
+                       f"{sum(x['seconds'] for x in recs):.0f} / {kbar}")
+        w(f"| {METHODS[m]} | " + " | ".join(row) + " |")
+    w("")
+
+    fails = [x for x in records if x["error"] is not None]
+    w("## Failures\n")
+    if not fails:
+        w("None.\n")
+    else:
+        w("| data | method | r | p | k' | failed / runs | error |")
+        w("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+        groups = defaultdict(list)
+        for x in records:
+            groups[(x["dataset"], x["method"], x["r"], x["p"], x["k_decl"])].append(x)
+        order = {m: i for i, m in enumerate(METHODS)}
+        for (ds, m, r, p, kk), recs in sorted(groups.items(), key=lambda it: (
+                datasets.index(it[0][0]), order[it[0][1]], it[0][4] != it[1][0]["k"], it[0][4], it[0][2],
+                -it[0][3])):
+            nf = sum(x["error"] is not None for x in recs)
+            if nf:
+                w(f"| {ds} | {METHODS[m]} | {r:g} | {p:g} | {kk} | {nf}/{len(recs)} | {_failure_text(recs)} |")
+        w("")
+    return "\n".join(out)
+
+
+# ============================================================================ main
+def _floats(text, name, allowed):
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name}: expected comma-separated numbers, got {text!r}") from None
+    for v in vals:
+        if not allowed(v):
+            raise argparse.ArgumentTypeError(f"{name}: value {v:g} is out of range")
+    return vals
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: iris and wine, 2 runs, r=0.03, p in {1, 0.9} (unless given explicitly)")
+    ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 10, --quick: 2)")
+    ap.add_argument("--datasets", default=None, help=f"comma-separated, from {', '.join(DATASETS)}")
+    ap.add_argument("--methods", default=None, help=f"comma-separated, from {', '.join(METHODS)}")
+    ap.add_argument("--rates", default=None, help="comma-separated r values (default 0.01,0.03,0.05)")
+    ap.add_argument("--accuracies", default=None, help="comma-separated p values (default 1,0.95,0.9,0.8)")
+    ap.add_argument("--wrong-k", action="store_true", help="add the declared-k sensitivity experiment")
+    ap.add_argument("--wrong-k-at", default="0.03,1.0", help="r,p of the wrong-k experiment")
+    ap.add_argument("--features", choices=("raw", "zscore"), default="raw")
+    ap.add_argument("--convention", choices=("ref_code", "paper"), default="ref_code",
+                    help="meaning of r (SideInfo.sample): the reference code's draws (default) or the paper's text")
+    ap.add_argument("--tvclust-sweeps", type=int, default=100)
+    ap.add_argument("--peer-timeout", type=float, default=120.0, help="seconds per peer fit (0: no limit)")
+    ap.add_argument("--run-inconsistent-peers", action="store_true",
+                    help="call the peers even when the constraints are inconsistent (they raise)")
+    ap.add_argument("--out", default=None, help="write the markdown here (atomically) instead of stdout")
+    ap.add_argument("--json", default=None, help="also write every run's record here (atomically)")
+    args = ap.parse_args(argv)
+    args.argv = list(argv)
+    if args.datasets is None:
+        args.datasets = "iris,wine" if args.quick else ",".join(DATASETS)
+    args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    for d in args.datasets:
+        if d not in DATASETS:
+            ap.error(f"unknown data set {d!r}; choose from {', '.join(DATASETS)}")
+    args.methods = [m.strip() for m in (args.methods or ",".join(METHODS)).split(",") if m.strip()]
+    for m in args.methods:
+        if m not in METHODS:
+            ap.error(f"unknown method {m!r}; choose from {', '.join(METHODS)}")
+    try:
+        args.rates = _floats(args.rates, "--rates", lambda v: 0 < v <= 1) if args.rates else (
+            [0.03] if args.quick else list(RATES))
+        args.accuracies = _floats(args.accuracies, "--accuracies", lambda v: 0.5 <= v <= 1) if args.accuracies \
+            else ([1.0, 0.9] if args.quick else list(ACCURACIES))
+        args.wrong_k_at = _floats(args.wrong_k_at, "--wrong-k-at", lambda v: 0 < v <= 1)
+    except argparse.ArgumentTypeError as exc:
+        ap.error(str(exc))
+    if len(args.wrong_k_at) != 2:
+        ap.error("--wrong-k-at takes two numbers: r,p")
+    if args.runs is None:
+        args.runs = 2 if args.quick else 10
+    if args.runs < 1:
+        ap.error("--runs must be >= 1")
+    if args.tvclust_sweeps < 2:
+        ap.error("--tvclust-sweeps must be >= 2")
+    return args
+
+
+def write_atomic(path, text):
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        # mkstemp makes the file private; give it the mode an ordinary write would
+        mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def main(argv=None):
+    """Run the benchmark; returns ``{"records", "sampling", "markdown"}``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse(argv)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    fitters = make_fitters(args.methods, args)
+    t0 = time.perf_counter()
+    warm_up(fitters, args)
+    log(f"warm-up (numba compilation) {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter()
+    records, sampling = run_grid(args, fitters, log)
+    elapsed = time.perf_counter() - t0
+    text = tables(records, sampling, args, elapsed)
+    if args.json:
+        write_atomic(args.json, json.dumps({"argv": args.argv, "elapsed": elapsed, "records": records,
+                                            "sampling": sampling}, indent=0) + "\n")
+    if args.out:
+        write_atomic(args.out, text + "\n")
+        log(f"\nwrote {args.out} ({elapsed:.0f} s)")
+    else:
+        print(text)
+    return {"records": records, "sampling": sampling, "markdown": text}
+
+
+if __name__ == "__main__":
+    main()
