@@ -19,7 +19,7 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test,pgmpy,image,docs]'
+	$(PIP) install --quiet -e '.[test,pgmpy,image,docs,dask]'
 	touch $@ $(VENV)/.core $(VENV)/.docs
 
 $(VENV)/.docs: pyproject.toml | $(BIN)/python
@@ -27,7 +27,7 @@ $(VENV)/.docs: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.core
 
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test,pgmpy,image,docs,bench]'
+	$(PIP) install --quiet -e '.[test,pgmpy,image,docs,dask,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.core $(VENV)/.docs
 
 demo: $(VENV)/.core

@@ -1,0 +1,940 @@
+"""graphclust on Dask: batches of problems, tiled pixel grids, chunked points.
+
+Needs the optional extra ``graphclust[dask]`` (dask and dask.distributed); import it as
+``import graphclust.distributed`` (it is not loaded by ``import graphclust``). Nothing
+here is a cluster layer of its own: every function takes any
+:class:`dask.distributed.Client` (or uses the default scheduler when ``client=None``)
+and expresses the work as dask collections or futures, so Dask schedules it, moves the
+data, and re-runs the tasks of a worker that dies.
+
+Three entry points:
+
+* :func:`map_fit` fits one clone of an estimator per problem (GraphML files, Problems,
+  graphs, ``(data, SideInfo)`` pairs) across the workers and yields the outcomes as they
+  finish; a failing problem yields an outcome carrying its error, the others carry on.
+* :func:`grid_inference` minimises the pixel-grid energy ``sum_p U[p, z_p] + sum_{p~q}
+  w_pq [z_p != z_q]`` of a chunked unary volume ``(H, W, K)`` (contrast-sensitive
+  4-connected Potts weights from a chunked image, or a constant smoothness) tile by tile:
+  each round updates the tiles of one colour of a checkerboard of tiles, then the other,
+  each tile running a single-machine engine (``"icm"``, ``"bp"``, ...) with the labels
+  just outside it held fixed. The energy never increases; the labels stay a chunked dask
+  array. :func:`grid_energy` evaluates the same energy chunk by chunk.
+* :func:`chunked_kmeans` runs the synchronous (Jacobi) HMRF-KMeans / RDP-means
+  iteration over a chunked ``(n, d)`` point array: every pass assigns each chunk's points
+  with the broadcast centroids and the previous labels of their constraint partners, and
+  tree-reduces per-chunk centroid sums.
+"""
+
+import copy
+import os
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from ._utils import check_float, check_int, check_random_state, optional_import
+from .energy import Energy
+from .errors import InvalidParameterError
+
+__all__ = ["map_fit", "FitOutcome", "grid_inference", "grid_energy", "GridResult", "chunked_kmeans",
+           "ChunkedKMeansResult"]
+
+_TINY = np.finfo(np.float64).tiny
+_REL_TOL = 1e-12
+
+
+def _dask():
+    optional_import("dask", "dask", "graphclust.distributed")
+    optional_import("distributed", "dask", "graphclust.distributed")
+    import dask
+    import dask.array as da
+
+    return dask, da
+
+
+# ---------------------------------------------------------------------------- clients
+def _check_client(client, *, required=False):
+    """``client`` validated (running), the default distributed client, or None."""
+    _dask()
+    from distributed import Client
+
+    if client is None:
+        if not required:
+            return None
+        try:
+            from distributed import get_client
+
+            client = get_client()
+        except ValueError:
+            raise InvalidParameterError(
+                "no dask.distributed Client is running; pass client=Client(...) (any cluster: "
+                "LocalCluster, SSH, Kubernetes, ...)"
+            ) from None
+    if not isinstance(client, Client):
+        raise InvalidParameterError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
+    if client.status not in ("running", "connecting", "newly-created"):
+        raise InvalidParameterError(
+            f"the dask client is {client.status!r} (closed or disconnected from its scheduler); "
+            "create a new Client and pass it"
+        )
+    return client
+
+
+def _persist(client, *xs):
+    dask, _ = _dask()
+    out = client.persist(list(xs)) if client is not None else dask.persist(*xs)
+    return list(out)
+
+
+def _compute(client, *xs):
+    dask, _ = _dask()
+    if client is not None:
+        return client.gather(client.compute(list(xs)))
+    return list(dask.compute(*xs))
+
+
+# ---------------------------------------------------------------------------- map_fit
+@dataclass
+class FitOutcome:
+    """What :func:`map_fit` yields for one problem.
+
+    Attributes
+    ----------
+    index : int
+        Position of the problem in the input sequence.
+    name : str
+        The file path, or ``"problem <index>"``.
+    labels : ndarray or None
+        ``labels_`` of the fitted clone (None on failure).
+    partition : dict or None
+        ``partition_`` (node -> cluster) of the fitted clone.
+    result : ClusteringResult or None
+        ``result_`` of the fitted clone.
+    error : Exception or None
+        The exception a failing fit raised (then ``labels`` is None).
+    traceback : str or None
+        Its formatted traceback.
+    seconds : float
+        Time spent on the worker (reading and fitting).
+    worker : str or None
+        Address of the worker that ran it.
+    """
+
+    index: int
+    name: str
+    labels: np.ndarray | None = None
+    partition: dict | None = None
+    result: object = None
+    error: BaseException | None = None
+    traceback: str | None = None
+    seconds: float = 0.0
+    worker: str | None = None
+
+    @property
+    def ok(self):
+        """True when the fit succeeded."""
+        return self.error is None
+
+
+def _fit_one(estimator, problem, index, name):
+    """Runs on a worker: read the problem if it is a path, fit a clone, never raise."""
+    t0 = time.perf_counter()
+    try:
+        from distributed import get_worker
+
+        worker = get_worker().address
+    except (ImportError, ValueError):
+        worker = None
+    try:
+        est = copy.deepcopy(estimator)
+        if isinstance(problem, (str, os.PathLike)):
+            from .io import read_graphml
+
+            data, S = read_graphml(problem)
+        elif isinstance(problem, tuple) and len(problem) == 2:
+            data, S = problem
+        else:
+            data, S = problem, None
+        est.fit(data, S)
+        return FitOutcome(index, name, labels=est.labels_, partition=est.partition_, result=est.result_,
+                          seconds=time.perf_counter() - t0, worker=worker)
+    except Exception as exc:  # reported, not raised: one bad problem must not sink the batch
+        return FitOutcome(index, name, error=exc, traceback=traceback.format_exc(),
+                          seconds=time.perf_counter() - t0, worker=worker)
+
+
+def map_fit(estimator, problems, *, client=None, max_pending=None, ordered=False):
+    """Fit one clone of ``estimator`` per problem across the workers of a Dask cluster.
+
+    Problems are submitted as futures (at most ``max_pending`` in flight, so a long
+    list of files is streamed, not loaded at once) and their outcomes are yielded as
+    they finish. A problem whose reading or fitting raises yields a :class:`FitOutcome`
+    with ``error`` set; the others are unaffected. A worker that dies mid-run is
+    handled by Dask: its tasks are re-run elsewhere.
+
+    Parameters
+    ----------
+    estimator : ClusteringEstimator
+        Not modified; each problem is fitted by a deep copy on a worker.
+    problems : iterable
+        Each item is a GraphML path (read on the worker with
+        :func:`graphclust.read_graphml`, so the path must be visible there), a
+        :class:`~graphclust.Problem`, a networkx graph, a feature array, or a
+        ``(data, SideInfo)`` pair.
+    client : dask.distributed.Client or None, default=None
+        ``None`` uses the default client (the last one created in this process).
+    max_pending : int or None, default=None
+        Futures in flight at once; default ``4 x`` the number of worker threads.
+    ordered : bool, default=False
+        Yield in input order instead of completion order.
+
+    Yields
+    ------
+    FitOutcome
+
+    Raises
+    ------
+    InvalidParameterError
+        No running client, a closed client, or a bad ``max_pending``.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> import graphclust as gc
+    >>> from distributed import Client
+    >>> from graphclust.distributed import map_fit
+    >>> client = Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None)
+    >>> problems = [nx.barbell_graph(5, 0), nx.barbell_graph(6, 1), "missing.graphml"]
+    >>> est = gc.SpectralClustering(n_clusters=2, random_state=0)
+    >>> outs = sorted(map_fit(est, problems, client=client), key=lambda o: o.index)
+    >>> [(o.index, o.ok, None if o.labels is None else len(o.labels)) for o in outs]
+    [(0, True, 10), (1, True, 13), (2, False, None)]
+    >>> type(outs[2].error).__name__ in ("FileNotFoundError", "GraphMLError")
+    True
+    >>> client.close()
+    """
+    client = _check_client(client, required=True)
+    from distributed import as_completed
+
+    if max_pending is None:
+        max_pending = 4 * max(1, sum(client.nthreads().values()))
+    max_pending = check_int(max_pending, "max_pending", low=1)
+    items = iter(enumerate(problems))
+    est = estimator
+    tag = uuid.uuid4().hex[:8]
+    pending = as_completed([], with_results=False)
+    held = {}
+    next_index = 0
+
+    def submit():
+        try:
+            i, p = next(items)
+        except StopIteration:
+            return False
+        name = os.fspath(p) if isinstance(p, (str, os.PathLike)) else f"problem {i}"
+        pending.add(client.submit(_fit_one, est, p, i, name, pure=False, key=f"graphclust-fit-{tag}-{i}"))
+        return True
+
+    for _ in range(max_pending):
+        if not submit():
+            break
+    for fut in pending:
+        out = fut.result()
+        fut.release()
+        submit()
+        if not ordered:
+            yield out
+            continue
+        held[out.index] = out
+        while next_index in held:
+            yield held.pop(next_index)
+            next_index += 1
+
+
+# ---------------------------------------------------------------------------- grids
+@dataclass
+class GridResult:
+    """What :func:`grid_inference` returns.
+
+    Attributes
+    ----------
+    labels : dask.array.Array of shape (H, W), dtype int32
+        The labelling, chunked like the unary volume, persisted on the workers (call
+        ``.compute()``, ``.to_zarr()`` or ``dask.array.store`` on it).
+    n_rounds : int
+        Rounds run (a round updates both colours of the tile checkerboard once).
+    n_changes : list of int
+        Labels changed in each round.
+    converged : bool
+        A round changed no label.
+    beta : float
+        Contrast sensitivity used (0 without an image).
+    seconds : float
+    """
+
+    labels: object
+    n_rounds: int
+    n_changes: list = field(default_factory=list)
+    converged: bool = False
+    beta: float = 0.0
+    seconds: float = 0.0
+
+
+def _pair_weights(img, beta, smoothness, shape):
+    """Horizontal ``(h, w-1)`` and vertical ``(h-1, w)`` Potts weights of a tile."""
+    h, w = shape
+    if img is None:
+        return np.full((h, w - 1), smoothness), np.full((h - 1, w), smoothness)
+    dh = ((img[:, 1:] - img[:, :-1]) ** 2).sum(axis=-1)
+    dv = ((img[1:] - img[:-1]) ** 2).sum(axis=-1)
+    return (smoothness * np.maximum(np.exp(-beta * dh), _TINY),
+            smoothness * np.maximum(np.exp(-beta * dv), _TINY))
+
+
+def _sides(block_id, nblocks, halo):
+    """Halo widths (top, bottom, left, right) present around a block."""
+    bi, bj = block_id[0], block_id[1]
+    return (halo if bi > 0 else 0, halo if bi < nblocks[0] - 1 else 0,
+            halo if bj > 0 else 0, halo if bj < nblocks[1] - 1 else 0)
+
+
+def _local_energy(z, U, wh, wv, r0, r1, c0, c1):
+    """Energy terms touching the window ``[r0:r1, c0:c1]`` of an extended tile: its unary
+    costs, pair terms inside it, and pair terms to the pixels just outside it."""
+    zz = z[r0:r1, c0:c1]
+    e = np.take_along_axis(U[r0:r1, c0:c1], zz[..., None].astype(np.intp), axis=2).sum()
+    h, w = z.shape
+    ca, cb = max(c0 - 1, 0), min(c1, w - 1)  # horizontal edges (c, c+1) touching the window columns
+    e += (wh[r0:r1, ca:cb] * (z[r0:r1, ca:cb] != z[r0:r1, ca + 1:cb + 1])).sum()
+    ra, rb = max(r0 - 1, 0), min(r1, h - 1)
+    e += (wv[ra:rb, c0:c1] * (z[ra:rb, c0:c1] != z[ra + 1:rb + 1, c0:c1])).sum()
+    return float(e)
+
+
+def _tile_step(z, U, *rest, block_id=None, nblocks=None, halo=1, colour=0, beta=0.0, smoothness=1.0,
+               method="icm", options=None, seed=None, round_=0):
+    """One tile update: run the engine on the tile (plus free context) with the outer
+    ring of the halo fixed, keep the new tile labels only if they lower the energy."""
+    from .inference import solve
+
+    img = rest[0] if rest else None
+    z = z[..., 0]
+    top, bottom, left, right = _sides(block_id, nblocks, halo)
+    h, w = z.shape
+    tile = (slice(top, h - bottom), slice(left, w - right))
+    if (block_id[0] + block_id[1]) % 2 != colour:
+        return z[tile].copy()
+    K = U.shape[2]
+    U = np.asarray(U, dtype=np.float64)
+    if img is not None:
+        img = np.asarray(img, dtype=np.float64)
+        if img.ndim == 2:
+            img = img[..., None]
+    wh, wv = _pair_weights(img, beta, smoothness, (h, w))
+    # free region: everything but the outermost ring where a halo exists
+    r0, r1, c0, c1 = int(top > 0), h - int(bottom > 0), int(left > 0), w - int(right > 0)
+    fh, fw = r1 - r0, c1 - c0
+    Uf = U[r0:r1, c0:c1].copy()
+    ar = np.arange(K)
+    if r0:  # fixed row above
+        Uf[0] += wv[0, c0:c1, None] * (ar[None, :] != z[0, c0:c1, None])
+    if r1 < h:
+        Uf[-1] += wv[r1 - 1, c0:c1, None] * (ar[None, :] != z[r1, c0:c1, None])
+    if c0:
+        Uf[:, 0] += wh[r0:r1, 0, None] * (ar[None, :] != z[r0:r1, 0, None])
+    if c1 < w:
+        Uf[:, -1] += wh[r0:r1, c1 - 1, None] * (ar[None, :] != z[r0:r1, c1, None])
+    idx = np.arange(fh * fw).reshape(fh, fw)
+    edges = np.concatenate([np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
+                            np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
+    weights = np.concatenate([wh[r0:r1, c0:c1 - 1].ravel(), wv[r0:r1 - 1, c0:c1].ravel()])
+    energy = Energy(Uf.reshape(-1, K), edges, weights)
+    opts = dict(options or {})
+    if seed is not None and method.startswith("icm"):
+        opts.setdefault("random_state", np.random.SeedSequence([seed, round_, colour, *block_id]))
+    res = solve(energy, method, init=z[r0:r1, c0:c1].ravel().astype(np.int64), **opts)
+    new = z.copy()
+    new[tile] = res.labels.reshape(fh, fw)[top - r0:top - r0 + h - top - bottom,
+                                           left - c0:left - c0 + w - left - right]
+    before = _local_energy(z, U, wh, wv, top, h - bottom, left, w - right)
+    after = _local_energy(new, U, wh, wv, top, h - bottom, left, w - right)
+    if after < before - _REL_TOL * (1.0 + abs(before)):
+        return new[tile].astype(z.dtype)
+    return z[tile].copy()
+
+
+def _tile_energy(z, U, *rest, block_id=None, nblocks=None, beta=0.0, smoothness=1.0):
+    """Energy terms owned by one tile: its unaries and the pair terms from its pixels to
+    their right and lower neighbours (which may sit in the halo)."""
+    img = None if not rest else np.asarray(rest[0], dtype=np.float64)
+    z = z[..., 0]
+    top, bottom, left, right = _sides(block_id, nblocks, 1)
+    h, w = z.shape
+    wh, wv = _pair_weights(img, beta, smoothness, (h, w))
+    r0, r1, c0, c1 = top, h - bottom, left, w - right
+    e = np.take_along_axis(np.asarray(U, np.float64)[r0:r1, c0:c1], z[r0:r1, c0:c1, None].astype(np.intp),
+                           axis=2).sum()
+    ce = min(c1, w - 1)
+    e += (wh[r0:r1, c0:ce] * (z[r0:r1, c0:ce] != z[r0:r1, c0 + 1:ce + 1])).sum()
+    re = min(r1, h - 1)
+    e += (wv[r0:re, c0:c1] * (z[r0:re, c0:c1] != z[r0 + 1:re + 1, c0:c1])).sum()
+    return np.full((1, 1), e)
+
+
+def _as_dask(x, chunks, name):
+    _, da = _dask()
+    if isinstance(x, da.Array):
+        return x
+    if chunks is None:
+        raise InvalidParameterError(f"{name} is not a dask array; pass chunks=(rows, cols) to tile it")
+    return da.from_array(np.asarray(x), chunks=tuple(chunks) + (-1,) * (np.ndim(x) - len(chunks)))
+
+
+def _check_grid(unary, image, chunks, halo):
+    _, da = _dask()
+    U = _as_dask(unary, chunks, "unary")
+    if U.ndim != 3 or min(U.shape) < 1:
+        raise InvalidParameterError(f"unary must have shape (H, W, K) with all > 0, got {U.shape}")
+    if not np.issubdtype(U.dtype, np.number):
+        raise InvalidParameterError(f"unary must be numeric, got dtype {U.dtype}")
+    if len(U.chunks[2]) > 1:
+        U = U.rechunk({2: -1})
+    img = None
+    if image is not None:
+        img = _as_dask(image, chunks, "image")
+        if img.ndim not in (2, 3) or img.shape[:2] != U.shape[:2]:
+            raise InvalidParameterError(
+                f"image must have shape {U.shape[:2]} or {U.shape[:2]} + (channels,), like unary, got {img.shape}"
+            )
+        if img.chunks[:2] != U.chunks[:2]:
+            raise InvalidParameterError(
+                f"image and unary are chunked differently over (rows, cols): {img.chunks[:2]} vs "
+                f"{U.chunks[:2]}; rechunk one like the other (image.rechunk(unary.chunks[:2]))"
+            )
+        if img.ndim == 3 and len(img.chunks[2]) > 1:
+            img = img.rechunk({2: -1})
+    for axis, name in ((0, "row"), (1, "column")):
+        if len(U.chunks[axis]) > 1:
+            small = min(U.chunks[axis])
+            if small < halo:
+                raise InvalidParameterError(
+                    f"a {name} chunk of {small} pixels is smaller than halo={halo}; use chunks of at least "
+                    f"{halo} pixels (rechunk) or a smaller halo"
+                )
+    return U, img
+
+
+def _global_beta(img, client):
+    """``1 / (2 mean |I_p - I_q|^2)`` over all 4-neighbour pairs, as
+    :func:`graphclust.grid_arrays` computes it, by a dask reduction."""
+    _, da = _dask()
+    x = img.astype(np.float64)
+    if x.ndim == 2:
+        x = x[..., None]
+    h, w = x.shape[:2]
+    m = h * (w - 1) + (h - 1) * w
+    if m == 0:
+        return 0.0
+    s = (da.diff(x, axis=1) ** 2).sum() + (da.diff(x, axis=0) ** 2).sum()
+    (total,) = _compute(client, s)
+    mean = float(total) / m
+    return 0.5 / mean if mean > 0 else 0.0
+
+
+def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None, sigma=None, halo=1,
+                   max_rounds=20, init=None, chunks=None, client=None, random_state=None, engine_options=None):
+    """Minimise a pixel-grid Potts energy tile by tile on Dask.
+
+    The energy is ``sum_p U[p, z_p] + sum_{p~q} w_pq [z_p != z_q]`` over the
+    4-connected grid, with ``w_pq = smoothness * exp(-beta |I_p - I_q|^2)`` (the weights
+    of :func:`graphclust.grid_arrays`) or ``w_pq = smoothness`` without an image. A
+    round updates the tiles of one colour of a checkerboard of tiles, then those of the
+    other; a tile reads its chunk plus ``halo`` pixels around it (``map_overlap``),
+    runs the single-machine engine ``method`` on the chunk and the inner ``halo - 1``
+    rings with the outermost ring's labels held fixed (their Potts terms folded into the
+    unaries of the pixels next to them), and keeps the new labels of its chunk only if
+    they lower the energy. Tiles of one colour share no pair term, so every round lowers
+    the global energy or leaves it; rounds stop when one changes no label, or after
+    ``max_rounds``. Labels stay chunked on the workers between rounds; no worker ever
+    holds more than a tile and its halo.
+
+    Parameters
+    ----------
+    unary : dask.array.Array or ndarray of shape (H, W, K)
+        Label costs per pixel (finite). An ndarray needs ``chunks``.
+    image : dask.array.Array, ndarray of shape (H, W) or (H, W, C), or None, default=None
+        Chunked like ``unary`` over (rows, cols); None gives constant weights.
+    method : str, default="icm"
+        Engine run on each tile (a key of :data:`graphclust.inference.ENGINES`:
+        ``"icm"``, ``"icm-colour"``, ``"bp"``, ...).
+    smoothness : float, default=1.0
+    beta, sigma : float or None, default=None
+        Contrast sensitivity as in :func:`graphclust.grid_arrays`; ``None`` computes
+        ``beta`` over the whole image with a dask reduction.
+    halo : int, default=1
+        Pixels read around each tile (>= 1); every chunk must be at least this large.
+    max_rounds : int, default=20
+    init : dask.array.Array of shape (H, W) or None, default=None
+        Starting labels, chunked like ``unary``; default the unary argmin.
+    chunks : tuple of int or None
+        Tile size when ``unary``/``image`` are numpy arrays.
+    client : dask.distributed.Client or None, default=None
+        ``None`` uses dask's current scheduler (a default distributed client if one
+        exists).
+    random_state : int or None, default=None
+        Seeds the ICM visiting orders (one stream per tile and round).
+    engine_options : dict or None
+        Passed to the engine on every tile (``max_iter``, ``schedule``, ...).
+
+    Returns
+    -------
+    GridResult
+
+    Raises
+    ------
+    InvalidParameterError
+        A closed client, a chunk smaller than ``halo``, ``unary`` and ``image`` chunked
+        differently, bad shapes or parameters.
+
+    See Also
+    --------
+    grid_energy : the same energy, evaluated chunk by chunk.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from graphclust.distributed import grid_inference, grid_energy
+    >>> rng = np.random.default_rng(0)
+    >>> truth = np.zeros((24, 24), int); truth[6:18, 6:18] = 1
+    >>> noisy = truth + rng.normal(scale=0.6, size=truth.shape)
+    >>> unary = da.from_array(np.stack([noisy ** 2, (noisy - 1) ** 2], -1), chunks=(8, 8, 2))
+    >>> res = grid_inference(unary, smoothness=0.8, random_state=0)
+    >>> labels = res.labels.compute()
+    >>> res.converged, float((labels == truth).mean()) > 0.95
+    (True, True)
+    >>> grid_energy(res.labels, unary, smoothness=0.8) <= grid_energy(unary.argmin(-1), unary, smoothness=0.8)
+    True
+    """
+    t0 = time.perf_counter()
+    dask, da = _dask()
+    client = _check_client(client)
+    halo = check_int(halo, "halo", low=1)
+    max_rounds = check_int(max_rounds, "max_rounds", low=1)
+    smoothness = check_float(smoothness, "smoothness", low=0.0)
+    if beta is not None and sigma is not None:
+        raise InvalidParameterError("give beta or sigma, not both")
+    if sigma is not None:
+        beta = 0.5 / check_float(sigma, "sigma", low=0.0, low_open=True) ** 2
+    from .inference import ENGINES
+
+    if method not in ENGINES:
+        raise InvalidParameterError(f"unknown method {method!r}; available: {', '.join(sorted(ENGINES))}")
+    seed = None if random_state is None else int(check_random_state(random_state).integers(2**31))
+    U, img = _check_grid(unary, image, chunks, halo)
+    if img is None:
+        beta = 0.0
+    elif beta is None:
+        beta = _global_beta(img, client)
+    else:
+        beta = check_float(beta, "beta", low=0.0)
+    if init is None:
+        z = U.argmin(axis=2).astype(np.int32)
+    else:
+        z = _as_dask(init, chunks, "init")
+        if z.shape != U.shape[:2] or z.chunks != U.chunks[:2]:
+            raise InvalidParameterError(
+                f"init must have shape {U.shape[:2]} and chunks {U.chunks[:2]}, got {z.shape} and {z.chunks}"
+            )
+        z = z.astype(np.int32)
+    (z,) = _persist(client, z)
+    numblocks = z.numblocks
+    # every operand 3-D: blockwise aligns arrays of fewer dimensions to the trailing axes
+    args = [z[..., None], U] + ([img if img.ndim == 3 else img[..., None]] if img is not None else [])
+    depth = [{0: halo, 1: halo, 2: 0}] * len(args)
+    n_changes, converged, rounds = [], False, 0
+    for r in range(max_rounds):
+        start = z
+        for colour in (0, 1):
+            args[0] = z[..., None]
+            new = da.map_overlap(
+                _tile_step, *args, depth=depth, boundary="none", trim=False, align_arrays=False,
+                dtype=np.int32, chunks=z.chunks, drop_axis=2, meta=np.empty((0, 0), np.int32),
+                nblocks=numblocks, halo=halo, colour=colour, beta=beta, smoothness=smoothness,
+                method=method, options=engine_options, seed=seed, round_=r,
+            )
+            (z,) = _persist(client, new)
+        (changed,) = _compute(client, (z != start).sum())
+        rounds += 1
+        n_changes.append(int(changed))
+        if changed == 0:
+            converged = True
+            break
+    return GridResult(labels=z, n_rounds=rounds, n_changes=n_changes, converged=converged, beta=float(beta),
+                      seconds=time.perf_counter() - t0)
+
+
+def grid_energy(labels, unary, image=None, *, smoothness=1.0, beta=None, sigma=None, chunks=None, client=None):
+    """The grid energy of :func:`grid_inference` for ``labels``, summed chunk by chunk.
+
+    Parameters
+    ----------
+    labels : dask.array.Array or ndarray of shape (H, W)
+    unary, image, smoothness, beta, sigma, chunks, client
+        As in :func:`grid_inference` (pass the ``beta`` that run used, ``result.beta``,
+        to score the same energy).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.distributed import grid_energy
+    >>> unary = np.zeros((4, 4, 2)); labels = np.zeros((4, 4), int); labels[:, 2:] = 1
+    >>> grid_energy(labels, unary, smoothness=0.5, chunks=(2, 2))   # 4 cut edges
+    2.0
+    """
+    _, da = _dask()
+    client = _check_client(client)
+    if beta is not None and sigma is not None:
+        raise InvalidParameterError("give beta or sigma, not both")
+    if sigma is not None:
+        beta = 0.5 / check_float(sigma, "sigma", low=0.0, low_open=True) ** 2
+    smoothness = check_float(smoothness, "smoothness", low=0.0)
+    U, img = _check_grid(unary, image, chunks, 1)
+    z = _as_dask(labels, chunks if chunks is not None else U.chunks[:2], "labels")
+    if z.shape != U.shape[:2]:
+        raise InvalidParameterError(f"labels must have shape {U.shape[:2]}, got {z.shape}")
+    if z.chunks != U.chunks[:2]:
+        z = z.rechunk(U.chunks[:2])
+    if img is None:
+        beta = 0.0
+    elif beta is None:
+        beta = _global_beta(img, client)
+    args = [z[..., None], U] + ([img if img.ndim == 3 else img[..., None]] if img is not None else [])
+    depth = [{0: 1, 1: 1, 2: 0}] * len(args)
+    parts = da.map_overlap(
+        _tile_energy, *args, depth=depth, boundary="none", trim=False, align_arrays=False, dtype=np.float64,
+        chunks=((1,) * z.numblocks[0], (1,) * z.numblocks[1]), drop_axis=2, meta=np.empty((0, 0)),
+        nblocks=z.numblocks, beta=float(beta), smoothness=smoothness,
+    )
+    (total,) = _compute(client, parts.sum())
+    return float(total)
+
+
+# ---------------------------------------------------------------------------- points
+@dataclass
+class ChunkedKMeansResult:
+    """What :func:`chunked_kmeans` returns.
+
+    Attributes
+    ----------
+    labels : dask.array.Array of shape (n,), dtype int64
+        Chunked like the points, persisted on the workers.
+    centroids : ndarray of shape (n_clusters, d)
+        Means of the final assignment (a cluster left empty keeps its centroid).
+    n_iter : int
+        Passes over the data.
+    converged : bool
+        The last ``n_colours`` passes changed no label and no cluster was opened.
+    n_changes : list of int
+        Labels changed in each pass.
+    cost : list of float
+        Sum over the points of the cost of the chosen label in each pass
+        (distortion plus penalties against the partners' previous labels).
+    seconds_per_pass : list of float
+    """
+
+    labels: object
+    centroids: np.ndarray
+    n_iter: int
+    converged: bool
+    n_changes: list = field(default_factory=list)
+    cost: list = field(default_factory=list)
+    seconds_per_pass: list = field(default_factory=list)
+
+
+@njit(cache=True)
+def _assign_kernel(X, C, rows, partner_labels, cw, z_old, colour, active, out_z, out_cost, sums, counts):  # pragma: no cover
+    """Assign every row to its cheapest centroid given the partners' previous labels;
+    accumulate per-cluster sums in row order. Returns the number of changed labels."""
+    m, d = X.shape
+    K = C.shape[0]
+    cost = np.empty(K)
+    p = 0
+    changed = 0
+    for i in range(m):
+        for k in range(K):
+            s = 0.0
+            for j in range(d):
+                t = X[i, j] - C[k, j]
+                s += t * t
+            cost[k] = s
+        while p < rows.shape[0] and rows[p] == i:
+            zp = partner_labels[p]
+            w = cw[p]
+            if zp >= 0:
+                if w > 0:
+                    for k in range(K):
+                        if k != zp:
+                            cost[k] += w
+                else:
+                    cost[zp] -= w
+            p += 1
+        best = 0
+        for k in range(1, K):
+            if cost[k] < cost[best]:
+                best = k
+        if z_old[i] >= 0 and colour[i] >= 0 and colour[i] != active:
+            best = z_old[i]  # a constrained point of another colour keeps its label this pass
+        out_z[i] = best
+        out_cost[i] = cost[best]
+        if best != z_old[i]:
+            changed += 1
+        counts[best] += 1
+        for j in range(d):
+            sums[best, j] += X[i, j]
+    return changed
+
+
+def _assign_chunk(X, z_old, C, rows, partners_labels, cw, colour, active):
+    """One chunk of a pass: new labels, and the chunk's statistics."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    m, d = X.shape
+    K = C.shape[0]
+    z = np.empty(m, np.int64)
+    cost = np.empty(m)
+    sums = np.zeros((K, d))
+    counts = np.zeros(K, np.int64)
+    changed = _assign_kernel(X, C, rows, partners_labels, cw, np.asarray(z_old, np.int64), colour, active, z, cost,
+                             sums, counts)
+    i = int(np.argmax(cost)) if m else 0
+    stats = {"sums": sums, "counts": counts, "changed": changed, "cost": float(cost.sum()),
+             "worst": float(cost[i]) if m else -np.inf, "worst_x": X[i].copy() if m else np.zeros(d)}
+    return z, stats
+
+
+def _merge_stats(a, b):
+    """Combine two chunks' statistics; the worst point is the earlier one on ties
+    (``a`` always precedes ``b`` in point order)."""
+    w = a if a["worst"] >= b["worst"] else b
+    return {"sums": a["sums"] + b["sums"], "counts": a["counts"] + b["counts"],
+            "changed": a["changed"] + b["changed"], "cost": a["cost"] + b["cost"],
+            "worst": w["worst"], "worst_x": w["worst_x"]}
+
+
+def _tree(delayed, items, split_every):
+    """Tree-reduce a list of delayed stats, preserving order."""
+    while len(items) > 1:
+        nxt = []
+        for s in range(0, len(items), split_every):
+            group = items[s:s + split_every]
+            acc = group[0]
+            for g in group[1:]:
+                acc = delayed(_merge_stats, pure=True)(acc, g)
+            nxt.append(acc)
+        items = nxt
+    return items[0]
+
+
+def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None, constraint_weights=None,
+                   max_iter=50, chunks=None, client=None, random_state=None, split_every=8):
+    """Synchronous HMRF-KMeans / DP-means over a chunked point array.
+
+    Every pass assigns each point to the label ``k`` minimising
+    ``|x_i - c_k|^2 + sum_{must (i,j)} w_ij [k != z_j] + sum_{cannot (i,j)} |w_ij| [k = z_j]``
+    with the centroids and the partners' labels ``z_j`` of the *previous* pass (a
+    Jacobi schedule, so chunks are independent), then recomputes the centroids from
+    per-chunk sums reduced in a tree. Partners never move in the same pass: the
+    constraint graph is coloured once (greedily) and a constrained point may change
+    its label only in the passes of its colour (``pass % n_colours``), so the
+    constraint terms are exact coordinate descent and cannot make two partners swap
+    forever. With ``lam`` (DP-means / RDP-means' price of a cluster), once the
+    assignment has settled (``n_colours`` passes without a change) and some point still
+    costs more than ``lam``, the point of largest cost (the first one on ties) opens a
+    new cluster at its position, and the passes resume. The
+    labels do not depend on the chunking: the same data, seed and order give the same
+    answer on one chunk or many, one worker or many.
+
+    Parameters
+    ----------
+    X : dask.array.Array or ndarray of shape (n, d)
+        Points; chunked along rows (column chunks are merged). An ndarray needs
+        ``chunks`` (rows per chunk).
+    n_clusters : int or None
+        Number of initial centroids drawn uniformly from the points with
+        ``random_state`` (ignored with ``init``). With ``lam`` and neither, one
+        cluster at the global mean.
+    init : array-like of shape (k, d) or None
+        Initial centroids.
+    lam : float or None, default=None
+        Price of a cluster (births as above); None keeps the number of clusters fixed.
+    constraints : array-like of shape (M, 2) or None
+        Point index pairs.
+    constraint_weights : array-like of shape (M,) or None
+        Signed: ``> 0`` must-link, ``< 0`` cannot-link, ``±inf`` hard; default
+        ``1`` (must-links).
+    max_iter : int, default=50
+    chunks : int or None
+    client : dask.distributed.Client or None, default=None
+    random_state : int, Generator or None
+    split_every : int, default=8
+        Fan-in of the tree reduction of the chunk statistics.
+
+    Returns
+    -------
+    ChunkedKMeansResult
+
+    Raises
+    ------
+    InvalidParameterError
+        A closed client, bad shapes, constraints outside ``[0, n)``, neither
+        ``n_clusters``, ``init`` nor ``lam``.
+
+    Notes
+    -----
+    :class:`graphclust.RDPMeans` visits points one at a time (Gauss–Seidel ICM), which
+    cannot be split over chunks without changing its answer; this is its batch
+    (Jacobi) counterpart. Each pass reads the data once; the labels of constraint
+    partners (``2M`` integers) are the only labels gathered to the client. Centroids
+    move between passes, so convergence is not guaranteed in general; ``max_iter``
+    caps the passes.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from graphclust.distributed import chunked_kmeans
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0], [0.0, 0.1], [5.0, 5.1]])
+    >>> res = chunked_kmeans(da.from_array(X, chunks=2), init=X[[0, 2]])
+    >>> res.labels.compute().tolist(), res.converged
+    ([0, 0, 1, 1, 0, 1], True)
+    >>> res = chunked_kmeans(da.from_array(X, chunks=2), init=X[[0, 2]], constraints=[(0, 2)],
+    ...                      constraint_weights=[100.0])              # a strong must-link
+    >>> res.labels.compute().tolist()[:3]
+    [0, 0, 0]
+    >>> chunked_kmeans(da.from_array(X, chunks=4), lam=4.0).centroids.shape    # DP-means: 2 clusters
+    (2, 2)
+    """
+    dask, da = _dask()
+    from dask import delayed
+
+    client = _check_client(client)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    split_every = check_int(split_every, "split_every", low=2)
+    if not isinstance(X, da.Array):
+        if chunks is None:
+            raise InvalidParameterError("X is not a dask array; pass chunks=<rows per chunk>")
+        X = da.from_array(np.asarray(X), chunks=(check_int(chunks, "chunks", low=1), -1))
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise InvalidParameterError(f"X must have shape (n, d) with both > 0, got {X.shape}")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    n, d = X.shape
+    if lam is not None:
+        lam = check_float(lam, "lam", low=0.0)
+    # constraints: both directions, sorted by the updated point
+    if constraints is None or len(constraints) == 0:
+        cons = np.empty((0, 2), np.int64)
+        cw = np.empty(0)
+    else:
+        cons = np.asarray(constraints)
+        if cons.ndim != 2 or cons.shape[1] != 2 or not np.issubdtype(cons.dtype, np.integer):
+            raise InvalidParameterError(f"constraints must be integer pairs of shape (M, 2), got {cons.shape}")
+        cons = cons.astype(np.int64)
+        bad = np.flatnonzero((cons < 0).any(1) | (cons >= n).any(1) | (cons[:, 0] == cons[:, 1]))
+        if len(bad):
+            raise InvalidParameterError(
+                f"constraint {tuple(cons[bad[0]].tolist())} refers to a point outside [0, {n}) or to itself"
+            )
+        cw = np.ones(len(cons)) if constraint_weights is None else np.asarray(constraint_weights, np.float64)
+        if cw.shape != (len(cons),) or np.isnan(cw).any():
+            raise InvalidParameterError(f"constraint_weights must be {len(cons)} numbers (no NaN)")
+    node = np.concatenate([cons[:, 0], cons[:, 1]])
+    other = np.concatenate([cons[:, 1], cons[:, 0]])
+    wd = np.concatenate([cw, cw])
+    o = np.argsort(node, kind="stable")
+    node, other, wd = node[o], other[o], wd[o]
+    bounds = np.concatenate([[0], np.cumsum(X.chunks[0])])
+    cuts = np.searchsorted(node, bounds)
+    uniq_other, other_pos = np.unique(other, return_inverse=True)
+    # colour the constraint graph: partners never move in the same pass
+    n_colours = 1
+    if len(cons):
+        import scipy.sparse as sp
+
+        from .inference.icm import _greedy_colouring
+
+        ends = np.unique(node)
+        pos = np.searchsorted(ends, np.concatenate([cons[:, 0], cons[:, 1]]))
+        A = sp.coo_array((np.ones(2 * len(cons)), (pos, np.concatenate([pos[len(cons):], pos[:len(cons)]]))),
+                         shape=(len(ends), len(ends))).tocsr()
+        col = _greedy_colouring(A.indptr.astype(np.int64), A.indices.astype(np.int64))
+        n_colours = int(col.max()) + 1
+    chunk_colours = []
+    for b in range(len(bounds) - 1):
+        c = np.full(bounds[b + 1] - bounds[b], -1, np.int64)
+        if len(cons):
+            lo, hi = np.searchsorted(ends, [bounds[b], bounds[b + 1]])
+            c[ends[lo:hi] - bounds[b]] = col[lo:hi]
+        chunk_colours.append(c)
+    # initial centroids
+    if init is not None:
+        C = np.array(init, dtype=np.float64, ndmin=2)
+        if C.ndim != 2 or C.shape[1] != d or C.shape[0] < 1:
+            raise InvalidParameterError(f"init must have shape (k, {d}), got {C.shape}")
+    elif n_clusters is not None:
+        k = check_int(n_clusters, "n_clusters", low=1, high=n)
+        idx = np.sort(check_random_state(random_state).choice(n, size=k, replace=False))
+        (C,) = _compute(client, X[idx])
+        C = np.asarray(C, np.float64)
+    elif lam is not None:
+        (C,) = _compute(client, X.astype(np.float64).mean(axis=0))
+        C = np.asarray(C, np.float64).reshape(1, d)
+    else:
+        raise InvalidParameterError("give n_clusters, init or lam")
+    z = da.full(n, -1, dtype=np.int64, chunks=(X.chunks[0],))
+    (z,) = _persist(client, z)
+    Xb = X.to_delayed().ravel()
+    n_changes, costs, secs = [], [], []
+    converged = False
+    it = quiet = 0
+    for it in range(1, max_iter + 1):
+        t0 = time.perf_counter()
+        if len(uniq_other):
+            (pl,) = _compute(client, z[uniq_other])
+            pl = np.asarray(pl, np.int64)[other_pos]
+        else:
+            pl = np.empty(0, np.int64)
+        Cd = delayed(C) if C.size > 1e5 else C
+        zb = z.to_delayed().ravel()
+        labels, stats = [], []
+        for b in range(len(Xb)):
+            s, e = cuts[b], cuts[b + 1]
+            lab, st = delayed(_assign_chunk, nout=2, pure=True)(
+                Xb[b], zb[b], Cd, node[s:e] - bounds[b], pl[s:e], wd[s:e], chunk_colours[b], (it - 1) % n_colours)
+            labels.append(da.from_delayed(lab, shape=(X.chunks[0][b],), dtype=np.int64))
+            stats.append(st)
+        root = _tree(delayed, stats, split_every)
+        z, root = _persist(client, da.concatenate(labels), root)
+        (st,) = _compute(client, root)
+        counts = st["counts"]
+        newC = C.copy()
+        nz = counts > 0
+        newC[nz] = st["sums"][nz] / counts[nz][:, None]
+        n_changes.append(int(st["changed"]))
+        costs.append(float(st["cost"]))
+        quiet = quiet + 1 if st["changed"] == 0 else 0
+        if quiet >= n_colours and lam is not None and st["worst"] > lam:
+            newC = np.vstack([newC, st["worst_x"][None]])  # a birth once the assignment has settled
+            quiet = 0
+        C = newC
+        secs.append(time.perf_counter() - t0)
+        if quiet >= n_colours:  # every colour had its turn without a change
+            converged = True
+            break
+    return ChunkedKMeansResult(labels=z, centroids=C, n_iter=it, converged=converged, n_changes=n_changes,
+                               cost=costs, seconds_per_pass=secs)
