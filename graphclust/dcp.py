@@ -45,7 +45,7 @@ from .base import (
 from .errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
 from .potentials.base import NodePotentials, check_n_clusters
 from .sideinfo import check_constraints, must_link_components
-from .tvclust import _binder_terms, _canonical_rows, _pair_probabilities, _progress
+from .tvclust import TVClust, _binder_terms, _canonical_rows, _pair_probabilities, _progress
 
 __all__ = ["DCP", "DCPKernel"]
 
@@ -1204,35 +1204,8 @@ class DCP(ClusteringEstimator):
                                         info=info)
 
     # ------------------------------------------------------------------ results
-    def coclustering(self, pairs=None):
-        """Posterior probability that nodes share a cluster.
-
-        Parameters
-        ----------
-        pairs : array-like of shape (n_pairs, 2) or None, default=None
-            Node *indices*; ``None``: the dense ``(n_nodes, n_nodes)`` matrix.
-
-        Returns
-        -------
-        ndarray of shape (n_pairs,) or (n_nodes, n_nodes)
-        """
-        check_is_fitted(self)
-        uniq, w, comp = self._posterior
-        n = len(comp)
-        if pairs is not None:
-            pairs = np.asarray(pairs)
-            if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
-                raise InvalidParameterError(f"pairs must be an integer array of shape (n_pairs, 2), got {pairs.shape}")
-            if len(pairs) and (pairs.min() < 0 or pairs.max() >= n):
-                raise InvalidParameterError(f"pairs must hold node indices in [0, {n})")
-            return _pair_probabilities(uniq, w, comp[pairs[:, 0]], comp[pairs[:, 1]]) / w.sum()
-        n_items = uniq.shape[1]
-        P = np.zeros((n_items, n_items))
-        for s in range(len(uniq)):
-            B = np.zeros((n_items, int(uniq[s].max()) + 1))
-            B[np.arange(n_items), uniq[s]] = 1.0
-            P += w[s] * (B @ B.T)
-        return P[np.ix_(comp, comp)] / w.sum()
+    # the same posterior summary as TVClust's (samples stored the same way)
+    coclustering = TVClust.coclustering
 
     def predict_samples(self, X, *, n_sweeps=3, max_samples=50, random_state=None):
         """Partitions of the training nodes plus new points, one per posterior sample.
