@@ -248,8 +248,10 @@ def test_worker_memory_stays_bounded_on_an_image_larger_than_its_limit():
     with _cluster(memory_limit=limit) as cluster, distributed.Client(cluster, timeout="60s") as c:
         c.wait_for_workers(2, timeout=60)
         K, n = 80, 1024
-        rows = da.arange(n, chunks=256, dtype=np.float64)[:, None, None]
-        cols = da.arange(n, chunks=256, dtype=np.float64)[None, :, None]
+        # 128x128x80 tiles (10 MB): a worker holds a few tiles with their halos and copies,
+        # far below its limit, while the whole volume is above it
+        rows = da.arange(n, chunks=128, dtype=np.float64)[:, None, None]
+        cols = da.arange(n, chunks=128, dtype=np.float64)[None, :, None]
         levels = da.arange(K, chunks=-1, dtype=np.float64)[None, None, :] / (K - 1)
         signal = (da.sin(rows / 97.0) * da.cos(cols / 61.0) + 1) / 2 + 0.2 * da.sin(rows * 12.9898 + cols * 78.233)
         U = (signal - levels) ** 2
