@@ -45,7 +45,7 @@ from .base import (
 from .errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
 from .potentials.base import NodePotentials, check_n_clusters
 from .sideinfo import check_constraints, must_link_components
-from .tvclust import TVClust, _binder_terms, _canonical_rows, _pair_probabilities, _progress
+from .tvclust import TVClust, _binder_terms, _canonical_rows, _posterior_summaries, _progress
 
 __all__ = ["DCP", "DCPKernel"]
 
@@ -1164,43 +1164,19 @@ class DCP(ClusteringEstimator):
             bar.close()
 
         # ---------------------------------------------------------------- summaries
-        canon = _canonical_rows(samples)
-        uniq, first_at, inverse, freq = np.unique(canon, axis=0, return_index=True, return_inverse=True,
-                                                  return_counts=True)
-        weights_u = freq / freq.sum()
-        counts_u = freq.astype(np.float64)
-        nw = np.bincount(comp, minlength=n_items).astype(np.float64)
-        cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
-        own, crossed, psum = _binder_terms(uniq, weights_u, cand, nw)
-        losses = own + psum - 2.0 * crossed
-        pick = int(np.argmin(losses))
-        labels = uniq[cand[pick]][comp].astype(np.int64)
-
-        upper = sp.triu(problem.W, k=1).tocoo()
-        pa = np.concatenate([pairs[:, 0], upper.row.astype(np.int64)])
-        pb = np.concatenate([pairs[:, 1], upper.col.astype(np.int64)])
-        key = np.unique(pa * n + pb)
-        pa, pb = key // n, key % n
-        prob = _pair_probabilities(uniq, counts_u, comp[pa], comp[pb]) / counts_u.sum()
-        cocl = sp.csr_array((np.concatenate([prob, prob]), (np.concatenate([pa, pb]), np.concatenate([pb, pa]))),
-                            shape=(n, n))
-        cocl.sort_indices()
-        k_samples = np.array([len(np.unique(r)) for r in uniq])
-
-        self.samples_ = canon[:, comp]
-        self.coclustering_ = cocl
-        self.n_clusters_posterior_ = np.bincount(k_samples, weights=weights_u)
+        labels, loss, attrs = _posterior_summaries(problem, samples, comp, n_items)
+        for key, value in attrs.items():
+            setattr(self, key, value)
         self.tau_ = float(traces["tau"][:, kept_idx].mean())
         self.lengthscale_ = None if not n_ell else traces["lengthscale"][:, kept_idx].reshape(-1, n_ell).mean(0)
         self.kernel_ = spec.kind
-        self._posterior = (uniq, counts_u, comp)
-        self._kept = (canon, kept_tau, kept_ell)
+        self._kept = (_canonical_rows(samples), kept_tau, kept_ell)
         self._spec = spec
-        info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": int(len(uniq)),
+        info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": int(len(self._posterior[0])),
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds, "exchange_seconds": exchange_seconds,
                 "n_sweeps": int(C * n_iter), "kernel": spec.kind,
                 **{f"accept_{m}": (a / b if b else float("nan")) for m, (a, b) in accepts.items()}}
-        return labels, ClusteringResult(objective=float(losses[pick]), history=traces["log_score"][0].tolist(),
+        return labels, ClusteringResult(objective=loss, history=traces["log_score"][0].tolist(),
                                         info=info)
 
     # ------------------------------------------------------------------ results

@@ -42,13 +42,7 @@ from .errors import (
 from .potentials.base import NodePotentials, check_features, check_n_clusters
 from .potentials.centroids import Centroids
 from .sideinfo import check_constraints, must_link_components
-from .tvclust import (
-    _MAX_CANDIDATES,
-    TVClust,
-    _binder_terms,
-    _canonical_rows,
-    _pair_probabilities,
-)
+from .tvclust import TVClust, _canonical_rows, _posterior_summaries
 
 __all__ = ["DDMMDPM", "MMDPM", "DDMMDPMPotentials"]
 
@@ -1149,38 +1143,13 @@ class DDMMDPM(ClusteringEstimator):
 
 
 def _summaries(problem, samples, comp, n_items, point_estimate):
-    """Binder point estimate, co-clustering and number-of-clusters summaries of the
-    kept samples (item labels), with TVClust's kernels. Returns ``(labels, objective,
-    info)``; ``info["_attrs"]`` holds the fitted attributes for the estimator."""
-    n = problem.n_nodes
-    canon = _canonical_rows(samples)
-    uniq, first_at, inverse, freq = np.unique(canon, axis=0, return_index=True, return_inverse=True,
-                                              return_counts=True)
-    counts_u = freq.astype(np.float64)
-    nw = np.bincount(comp, minlength=n_items).astype(np.float64)
-    if point_estimate == "last":
-        cand = np.array([int(inverse.reshape(-1)[-1])], dtype=np.int64)
-    else:
-        cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
-    own, crossed, psum = _binder_terms(uniq, counts_u / counts_u.sum(), cand, nw)
-    losses = own + psum - 2.0 * crossed
-    pick = int(np.argmin(losses))
-    labels = uniq[cand[pick]][comp].astype(np.int64)
-    upper = sp.triu(problem.W, k=1).tocoo()
-    pa = np.concatenate([problem.constraints[:, 0], upper.row.astype(np.int64)])
-    pb = np.concatenate([problem.constraints[:, 1], upper.col.astype(np.int64)])
-    key = np.unique(pa * n + pb)
-    pa, pb = key // n, key % n
-    prob = _pair_probabilities(uniq, counts_u, comp[pa], comp[pb]) / counts_u.sum()
-    cocl = sp.csr_array((np.concatenate([prob, prob]), (np.concatenate([pa, pb]), np.concatenate([pb, pa]))),
-                        shape=(n, n))
-    cocl.sort_indices()
-    k_samples = np.array([len(np.unique(r)) for r in uniq])
-    post_k = np.bincount(k_samples, weights=counts_u / counts_u.sum())
-    attrs = {"samples_": canon[:, comp], "coclustering_": cocl, "n_clusters_posterior_": post_k,
-             "_posterior": (uniq, counts_u, comp)}
-    return labels, float(losses[pick]), {"n_samples": int(len(samples)), "n_distinct_partitions": int(len(uniq)),
-                                         "_attrs": attrs}
+    """TVClust's posterior summaries (``point_estimate="last"``: the last sample's
+    partition). Returns ``(labels, objective, info)``; ``info["_attrs"]`` holds the
+    fitted attributes for the estimator."""
+    last = len(samples) - 1 if point_estimate == "last" else None
+    labels, loss, attrs = _posterior_summaries(problem, samples, comp, n_items, last)
+    return labels, loss, {"n_samples": int(len(samples)), "n_distinct_partitions": int(len(attrs["_posterior"][0])),
+                          "_attrs": attrs}
 
 
 class MMDPM(DDMMDPM):

@@ -764,7 +764,6 @@ class TVClust(ClusteringEstimator):
         kind = provider.kind
         m = items[0]
         N = float(m.sum())
-        nw = np.bincount(comp, minlength=n_items).astype(np.float64)  # nodes per item
         const = float(items[5].sum()) if kind == DIRMULT else 0.0
 
         # side information at item level
@@ -861,51 +860,21 @@ class TVClust(ClusteringEstimator):
             bar.close()
 
         # ---------------------------------------------------------------- summaries
-        canon = _canonical_rows(samples)
-        uniq, first_at, inverse, freq = np.unique(canon, axis=0, return_index=True, return_inverse=True,
-                                                  return_counts=True)
-        weights_u = freq / freq.sum()
-        counts_u = freq.astype(np.float64)  # co-clustering probabilities as count / total: exact 0 and 1
-        if self.point_estimate == "map":
-            best_row = int(np.argmax(kept_lj))
-            best_u = int(inverse.reshape(-1)[best_row])
-            cand = np.array([best_u], dtype=np.int64)
-        else:
-            # the most frequent partitions (ties: earliest sampled) are the candidates
-            cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
-        own, crossed, psum = _binder_terms(uniq, weights_u, cand, nw)
-        losses = own + psum - 2.0 * crossed
-        pick = int(np.argmin(losses)) if self.point_estimate == "binder" else 0
-        labels = uniq[cand[pick]][comp].astype(np.int64)
-
-        # co-clustering on constraint pairs and data-graph edges
-        upper = sp.triu(problem.W, k=1).tocoo()
-        pa = np.concatenate([pairs[:, 0], upper.row.astype(np.int64)])
-        pb = np.concatenate([pairs[:, 1], upper.col.astype(np.int64)])
-        key = np.unique(pa * n + pb)
-        pa, pb = key // n, key % n
-        prob = _pair_probabilities(uniq, counts_u, comp[pa], comp[pb]) / counts_u.sum()
-        cocl = sp.csr_array((np.concatenate([prob, prob]), (np.concatenate([pa, pb]), np.concatenate([pb, pa]))),
-                            shape=(n, n))
-        cocl.sort_indices()
-
-        k_samples = np.array([len(np.unique(r)) for r in uniq])
-        post_k = np.bincount(k_samples, weights=weights_u)
+        best_row = int(np.argmax(kept_lj)) if self.point_estimate == "map" else None
+        labels, loss, attrs = _posterior_summaries(problem, samples, comp, n_items, best_row)
+        for key, value in attrs.items():
+            setattr(self, key, value)
         kept = traces["p"][:, kept_idx]
-        self.samples_ = canon[:, comp]
-        self.coclustering_ = cocl
-        self.n_clusters_posterior_ = post_k
         self.p_ = float(kept.mean())
         self.q_ = float(traces["q"][:, kept_idx].mean())
         self.alpha_ = float(traces["alpha"][:, kept_idx].mean())
         self.log_joint_ = traces["log_joint"]
         self.likelihood_ = provider
-        self._posterior = (uniq, counts_u, comp)
-        info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": int(len(uniq)),
+        info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": int(len(self._posterior[0])),
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds,
                 "n_sweeps": int(C * n_iter), "point_estimate": self.point_estimate,
                 "split_merge_accepted": int(accepted)}
-        return labels, ClusteringResult(objective=float(losses[pick]), history=traces["log_joint"][0].tolist(),
+        return labels, ClusteringResult(objective=loss, history=traces["log_joint"][0].tolist(),
                                         info=info)
 
     # ------------------------------------------------------------------ results
@@ -944,6 +913,43 @@ class TVClust(ClusteringEstimator):
             B[np.arange(n_items), uniq[s]] = 1.0
             P += w[s] * (B @ B.T)
         return P[np.ix_(comp, comp)] / w.sum()
+
+
+def _posterior_summaries(problem, samples, comp, n_items, candidate_row=None):
+    """Summaries of kept samples (item labels, one row per sample), shared by TVClust,
+    DCP and dd-MMDPM: the point estimate minimising Binder's loss among the most
+    frequent partitions (ties: earliest sampled) — or the partition of sample
+    ``candidate_row`` alone (MAP, last sample) —, the co-clustering probabilities on
+    constraint pairs and data-graph edges, and the posterior of the number of
+    clusters. Returns ``(labels, loss, attrs)`` with the fitted attributes in ``attrs``."""
+    n = problem.n_nodes
+    canon = _canonical_rows(samples)
+    uniq, first_at, inverse, freq = np.unique(canon, axis=0, return_index=True, return_inverse=True,
+                                              return_counts=True)
+    counts_u = freq.astype(np.float64)  # co-clustering probabilities as count / total: exact 0 and 1
+    weights_u = counts_u / counts_u.sum()
+    nw = np.bincount(comp, minlength=n_items).astype(np.float64)  # nodes per item
+    if candidate_row is not None:
+        cand = np.array([int(inverse.reshape(-1)[candidate_row])], dtype=np.int64)
+    else:
+        cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
+    own, crossed, psum = _binder_terms(uniq, weights_u, cand, nw)
+    losses = own + psum - 2.0 * crossed
+    pick = int(np.argmin(losses))
+    labels = uniq[cand[pick]][comp].astype(np.int64)
+    upper = sp.triu(problem.W, k=1).tocoo()
+    pa = np.concatenate([problem.constraints[:, 0], upper.row.astype(np.int64)])
+    pb = np.concatenate([problem.constraints[:, 1], upper.col.astype(np.int64)])
+    key = np.unique(pa * n + pb)
+    pa, pb = key // n, key % n
+    prob = _pair_probabilities(uniq, counts_u, comp[pa], comp[pb]) / counts_u.sum()
+    cocl = sp.csr_array((np.concatenate([prob, prob]), (np.concatenate([pa, pb]), np.concatenate([pb, pa]))),
+                        shape=(n, n))
+    cocl.sort_indices()
+    k_samples = np.array([len(np.unique(r)) for r in uniq])
+    attrs = {"samples_": canon[:, comp], "coclustering_": cocl,
+             "n_clusters_posterior_": np.bincount(k_samples, weights=weights_u), "_posterior": (uniq, counts_u, comp)}
+    return labels, float(losses[pick]), attrs
 
 
 def _escobar_west(alpha, K, N, a, b, rng):
