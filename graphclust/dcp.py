@@ -1038,11 +1038,6 @@ class DCP(ClusteringEstimator):
         hard = np.isinf(weights)
         check_constraints(problem.nodes, pairs[hard], weights[hard]).raise_if_infeasible()
         n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
-        first = np.full(n_items, n, dtype=np.int64)
-        np.minimum.at(first, comp, np.arange(n))
-        rank = np.empty(n_items, dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(n_items)
-        comp = rank[comp]
         inodes = np.argsort(comp, kind="stable").astype(np.int64)
         iptr = np.zeros(n_items + 1, dtype=np.int64)
         np.cumsum(np.bincount(comp, minlength=n_items), out=iptr[1:])

@@ -1056,11 +1056,6 @@ class DDMMDPM(ClusteringEstimator):
         hard = np.isinf(weights)
         check_constraints(problem.nodes, pairs[hard], weights[hard]).raise_if_infeasible()
         n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
-        first = np.full(n_items, n, dtype=np.int64)
-        np.minimum.at(first, comp, np.arange(n))
-        rank = np.empty(n_items, dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(n_items)
-        comp = rank[comp]
         pot = self._potentials()
         model = pot.model(problem, items=(n_items, comp))
         D = model.Xn.shape[1]
@@ -1072,7 +1067,7 @@ class DDMMDPM(ClusteringEstimator):
             if labels0.shape != (n,) or not np.issubdtype(labels0.dtype, np.integer) or (labels0 < 0).any():
                 raise InvalidParameterError(f"init of {name} must be 'single' or {n} integer labels >= 0, got an "
                                             f"array of shape {labels0.shape}")
-            init = np.unique(labels0[np.sort(first)], return_inverse=True)[1].reshape(-1).astype(np.int64)
+            init = np.unique(labels0[np.unique(comp, return_index=True)[1]], return_inverse=True)[1].reshape(-1).astype(np.int64)
 
         n_iter = int(self.n_iter)
         burn_in = n_iter // 2 if self.burn_in is None else int(self.burn_in)

@@ -144,14 +144,9 @@ def contract(problem, *, threshold=np.inf):
     n = problem.n_nodes
     pairs, w = problem.constraints, problem.constraint_weights
     merging = w >= threshold
-    k, comp = must_link_components(n, pairs[merging])
-    # renumber components by their first node so super-nodes keep node order
+    k, comp = must_link_components(n, pairs[merging])  # numbered by first node: node order kept
     first = np.full(k, n, dtype=np.int64)
     np.minimum.at(first, comp, np.arange(n))
-    rank = np.empty(k, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(k)
-    comp = rank[comp]
-    first = np.sort(first)
 
     # relabel the entries of W by component: one pass over the non-zeros, cheaper than
     # the two sparse products of P^T W P

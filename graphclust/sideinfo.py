@@ -545,7 +545,8 @@ def _pair_from_linear(k, n):
 def must_link_components(n, must_pairs):
     """Connected components of the must-link graph on ``n`` nodes, in linear time.
 
-    Returns ``(n_components, component_of_node)``.
+    Returns ``(n_components, component_of_node)``, components numbered in the order of
+    their first node (so merged groups keep node order).
     """
     if len(must_pairs) == 0:
         return n, np.arange(n, dtype=np.int64)
@@ -553,7 +554,11 @@ def must_link_components(n, must_pairs):
         (np.ones(len(must_pairs), dtype=np.int8), (must_pairs[:, 0], must_pairs[:, 1])), shape=(n, n)
     ).tocsr()
     k, comp = connected_components(M, directed=False)
-    return k, comp.astype(np.int64)
+    first = np.full(k, n, dtype=np.int64)
+    np.minimum.at(first, comp, np.arange(n))
+    rank = np.empty(k, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(k)
+    return k, rank[comp]
 
 
 @dataclass(frozen=True)

@@ -747,12 +747,6 @@ class TVClust(ClusteringEstimator):
         report = check_constraints(problem.nodes, pairs[hard], weights[hard])
         report.raise_if_infeasible()
         n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
-        # items numbered by their first node
-        first = np.full(n_items, n, dtype=np.int64)
-        np.minimum.at(first, comp, np.arange(n))
-        rank = np.empty(n_items, dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(n_items)
-        comp = rank[comp]
         if provider.kind != DIRMULT and (problem.counts > 1).any():
             warnings.warn(
                 f"{int((problem.counts > 1).sum())} node(s) stand for several points (counts > 1) but the "
@@ -792,7 +786,7 @@ class TVClust(ClusteringEstimator):
                     f"{labels0.shape}"
                 )
             # the first node of every item decides its label
-            init = np.unique(labels0[np.sort(first)], return_inverse=True)[1].astype(np.int64)
+            init = np.unique(labels0[np.unique(comp, return_index=True)[1]], return_inverse=True)[1].astype(np.int64)
 
         n_iter = int(self.n_iter)
         burn_in = n_iter // 2 if self.burn_in is None else int(self.burn_in)
