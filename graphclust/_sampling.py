@@ -21,3 +21,16 @@ def sample_log_weights(logw, n, top, u):  # pragma: no cover - compiled
         if target < acc and w > 0.0:
             return a
     return n - 1
+
+
+@njit(cache=True, inline="always")
+def release_slot(k, active, where, free, n_active, n_free):  # pragma: no cover - compiled
+    """Cluster slot ``k`` has emptied: swap it out of the ``active`` list (``where``
+    holds each slot's position there) and push it on the ``free`` stack. Returns the
+    new ``(n_active, n_free)``."""
+    a = where[k]
+    last = active[n_active - 1]
+    active[a] = last
+    where[last] = a
+    free[n_free] = k
+    return n_active - 1, n_free + 1

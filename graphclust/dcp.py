@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from numba import njit
 from numba.typed import List
 
-from ._sampling import sample_log_weights
+from ._sampling import release_slot, sample_log_weights
 from ._utils import check_float, check_int, check_random_state
 from .base import (
     ClusteringEstimator,
@@ -195,13 +195,7 @@ def _sweep(K, facs, mems, size, pos, zn, zi, iptr, inodes, adj_ptr, adj_idx, adj
                 _remove_node(facs, mems, size, pos, zn, inodes[t], x)
             zi[u] = -1
             if size[k_old] == 0:
-                a = where[k_old]
-                last = active[n_active - 1]
-                active[a] = last
-                where[last] = a
-                n_active -= 1
-                free[n_free] = k_old
-                n_free += 1
+                n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = zi[adj_idx[e]]
             if kv >= 0:

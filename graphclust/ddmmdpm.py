@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._sampling import sample_log_weights
+from ._sampling import release_slot, sample_log_weights
 from ._utils import check_float, check_int, check_random_state
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .errors import (
@@ -211,13 +211,7 @@ def _sweep(mode, use_max, log_new, pri, side, items, params, state, order, unif,
             tsq[k_old] *= (1.0 - shrink) * (1.0 - shrink)
         died = size[k_old] < 0.5
         if died:  # the cluster is gone with its θ: its slot returns to the free list
-            a = where[k_old]
-            last = active[n_active - 1]
-            active[a] = last
-            where[last] = a
-            n_active -= 1
-            free[n_free] = k_old
-            n_free += 1
+            n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
         if reuse and died:
             for d in range(D):
                 tnew[d] = theta[k_old, d]

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.special import betaln
 
-from ._sampling import sample_log_weights
+from ._sampling import release_slot, sample_log_weights
 from ._utils import check_float, check_int, check_random_state
 from .base import (
     ClusteringEstimator,
@@ -108,13 +108,7 @@ def _gibbs_sweep(kind, model, cl, items, scratch, z, adj, lp, lq, log_alpha, ord
             if not _remove(kind, u, k_old, model, cl, items, scratch):
                 _rebuild_slot(kind, k_old, model, cl, items, scratch, z)
             if cn[k_old] < 0.5:  # the cluster is gone: its slot returns to the free list
-                a = where[k_old]
-                last = active[n_active - 1]
-                active[a] = last
-                where[last] = a
-                n_active -= 1
-                free[n_free] = k_old
-                n_free += 1
+                n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
         # side information: friends and strangers of u in every cluster
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = z[adj_idx[e]]
