@@ -39,6 +39,10 @@ __all__ = ["COSC"]
 _BISECT_TOL = 0.4  # relative width at which the bisection of gamma stops
 _GAMMA_GROWTH = 2.0  # factor of gamma between steps until a consistent partition wins
 _N_CHAINS = 2  # warm-started runs carried from one gamma step to the next
+_CROSSING_MARGIN = 1e-3  # relative step past the gamma at which a known consistent partition wins
+# from this many vertices on, a gamma step whose chains did not move jumps to that gamma
+# (runs cost seconds there; on small graphs the skipped doubling steps find better cuts)
+_JUMP_MIN_N = 2000
 _TINY_WEIGHT = 1e-12  # vertex weights below this fraction of the largest are treated as 0
 _MAX_COMPONENT_CANDIDATES = 50  # component-vs-rest splits tried in a disconnected cluster (k > 2)
 _CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
@@ -139,8 +143,19 @@ class COSC(ClusteringEstimator):
     then placed opposite their cannot-linked partners, otherwise into the cluster of
     the first node. The same holds for near-isolated vertices, whose weight is below
     ``1e-12`` times the largest (k-NN Gaussian weights of far outliers underflow to
-    such values, where the balance term has no precision left). A graph with fewer than two vertices of positive weight gets the
-    constraint colouring (cut 0).
+    such values, where the balance term has no precision left). A graph with fewer
+    than two vertices of positive weight gets the constraint colouring (cut 0).
+
+    The hard-mode schedule runs every start at ``gamma = 0``, then doubles ``gamma``
+    (warm-starting from the previous step) until the best run violates nothing, then
+    bisects down. On graphs of 2 000 vertices or more, a step that returns the same
+    violating partition as the step before jumps instead to the ``gamma`` at which
+    the best consistent partition known (the constraint-satisfying start, or the best
+    chain repaired like it) ties that partition's penalised ratio: below it no known
+    consistent partition can win, and every skipped step would cost seconds of
+    repeated runs. The bisection then searches the skipped range for better
+    consistent partitions. Small graphs keep every doubling step (they find better
+    cuts more often).
 
     Examples
     --------
@@ -336,6 +351,7 @@ class COSC(ClusteringEstimator):
             bound = np.inf
         first = float(self.gamma) if self.gamma else 0.2 * (float(P.ew.mean()) if P.n_edges else 1.0)
         gamma, lo, hi, hi_labels = 0.0, None, None, None
+        last_loser = None  # partition chosen at the last violating gamma
         # a chain: (start vector, inner-solver state)
         chains = [(f0, None) for f0 in starts]
         chains_lo = chains
@@ -372,12 +388,26 @@ class COSC(ClusteringEstimator):
                 if hi is None:
                     if gamma >= bound:  # the last step ran at the bound: the fallback's price
                         break
+                    step = first if gamma == 0.0 else _GAMMA_GROWTH * gamma
+                    stalled = last_loser is not None and np.array_equal(chosen.labels, last_loser)
+                    if C0 is not None and stalled and P.n >= _JUMP_MIN_N:
+                        # the chains did not move from the last gamma, and no consistent
+                        # partition can win before the chosen one's penalised ratio reaches
+                        # the best consistent cut known: go straight there
+                        # (a better consistent partition may win earlier: the bisection looks there)
+                        repaired = _consistent_start(P, chains[0][0])
+                        known = min(best[0], _set_ratio(P, repaired, 0.0))
+                        mask = chosen.labels.astype(bool)
+                        f0 = _set_ratio(P, mask, 0.0)
+                        slope = _set_ratio(P, mask, 1.0) - f0  # F_gamma(mask) = f0 + gamma * slope
+                        step = max(step, (1.0 + _CROSSING_MARGIN) * max(known - f0, 0.0) / slope)
                     # never beyond the bound: there the run from C0 is the fallback itself
-                    gamma = min(first if gamma == 0.0 else _GAMMA_GROWTH * gamma, bound)
+                    gamma = min(step, bound)
                 else:
                     if (hi - lo) / hi < _BISECT_TOL:
                         break
                     gamma = 0.5 * (lo + hi)
+                last_loser = chosen.labels
         if bar is not None:
             bar.close()
         if hi is None and C0 is not None:  # schedule found no consistent argmin: the provable fallback

@@ -342,3 +342,32 @@ def test_near_isolated_vertices_do_not_break_the_balance():
     est = COSC(random_state=0).fit(G, gc.SideInfo.from_pairs(cannot=[(0, 9)]))
     assert est.result_.objective >= 0.0
     assert est.labels_[:5].tolist() == [est.labels_[0]] * 5 and est.labels_[0] != est.labels_[9]
+
+
+def test_stalled_schedule_jumps_to_where_the_known_consistent_cut_wins(monkeypatch):
+    # large graphs: once a gamma step returns the partition of the step before, gamma
+    # goes straight to the price at which the best known consistent partition ties it
+    from graphclust.spectral import cosc as cosc_module
+
+    monkeypatch.setattr(cosc_module, "_JUMP_MIN_N", 0)
+    G = ordered(nx.barbell_graph(4, 1))
+    W = nx.to_numpy_array(G)
+    must, cannot = [(0, 1)], [(0, 3), (5, 8)]
+    est = COSC(random_state=0).fit(G, gc.SideInfo.from_pairs(must=must, cannot=cannot))
+    hist = est.result_.info["history"]
+    assert [h["chosen_violated"] > 0 for h in hist[:2]] == [True, True]
+    stalled = hist[1]["labels"]
+    assert np.array_equal(hist[0]["labels"], stalled)
+    # the crossing, recomputed from scratch on the contracted graph (0 and 1 merged):
+    # (cut + gamma * violations) * vol / (vol_a * vol_b) = best consistent cut known
+    lab = np.r_[stalled[0], stalled].astype(int)  # back to the 9 original nodes
+    b = W.sum(1)
+    scale = b.sum() / (b[lab == 0].sum() * b[lab == 1].sum())
+    cut = W[lab == 0][:, lab == 1].sum()
+    viol = n_violated([], cannot, lab)
+    known = est.result_.info["start_cut"]  # the constraint-satisfying start C0 ...
+    crossing = (known / scale - cut) / viol
+    assert hist[2]["gamma"] <= 1.001 * crossing * (1 + 1e-9)  # ... or a better repaired start
+    assert hist[2]["gamma"] > 2 * hist[1]["gamma"]  # a jump, not a doubling
+    assert est.result_.violations.n_violated == 0
+    assert est.result_.objective <= known + 1e-12
