@@ -156,3 +156,12 @@ def _raise_bad_row(X):
                 f"row {r} of X has {vec.size} features but earlier rows have {width} (ragged X)", node=r
             )
     raise InvalidFeaturesError("X could not be read as a numeric matrix (n_samples, n_features)")
+
+
+def progress_bar(enabled, total, desc, *, unit="it", leave=True):
+    """A tqdm bar, or None when ``enabled`` is false (tqdm is imported only when needed)."""
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, leave=leave)

@@ -35,7 +35,7 @@ from numba import njit
 from numba.typed import List
 
 from ._sampling import release_slot, sample_log_weights
-from ._utils import check_float, check_int, check_random_state
+from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import (
     ClusteringEstimator,
     ClusteringResult,
@@ -45,7 +45,7 @@ from .base import (
 from .errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
 from .potentials.base import NodePotentials, check_n_clusters
 from .sideinfo import check_constraints, must_link_components
-from .tvclust import TVClust, _binder_terms, _canonical_rows, _posterior_summaries, _progress
+from .tvclust import TVClust, _binder_terms, _canonical_rows, _posterior_summaries
 
 __all__ = ["DCP", "DCPKernel"]
 
@@ -1079,7 +1079,7 @@ class DCP(ClusteringEstimator):
         if learn_ell:
             moves.append("lengthscale")
         accepts = {m: [0, 0] for m in moves}
-        bar = _progress(self.progress, C * n_iter)
+        bar = progress_bar(self.progress, C * n_iter, "DCP Gibbs", unit="sweep")
         sweep_seconds = exchange_seconds = 0.0
         floor = spec.floor
         row = 0

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._sampling import release_slot, sample_log_weights
-from ._utils import check_float, check_int, check_random_state
+from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .errors import (
     InvalidFeaturesError,
@@ -1073,11 +1073,7 @@ class DDMMDPM(ClusteringEstimator):
         log_new = pot._log_new_unit(model.N)
         work = (np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap), np.zeros(cap, np.bool_))
         lg, prior, logw, tnew = np.empty(cap), np.empty(cap), np.empty(cap + 1), np.empty(D)
-        bar = None
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=C * n_iter, desc=f"{name} sweeps", unit="sweep")
+        bar = progress_bar(self.progress, C * n_iter, f"{name} sweeps", unit="sweep")
         sweep_seconds = 0.0
         row = 0
         for c, chain_rng in enumerate(rng.spawn(C)):

@@ -239,7 +239,7 @@ class Energy:
         float
             ``inf`` when a hard term is violated.
         """
-        z = self._check_labels(labels)
+        z = self.check_labels(labels)
         total = self.constant + self.unary[np.arange(self.n_nodes), z].sum()
         if self.n_edges:
             same = z[self.edges[:, 0]] == z[self.edges[:, 1]]
@@ -253,23 +253,36 @@ class Energy:
 
     def violated_hard_terms(self, labels):
         """Number of hard (infinite) terms a labelling violates."""
-        z = self._check_labels(labels)
+        z = self.check_labels(labels)
         n_bad = int(np.isinf(self.unary[np.arange(self.n_nodes), z]).sum())
         if self.n_edges:
             same = z[self.edges[:, 0]] == z[self.edges[:, 1]]
             n_bad += int((np.isposinf(self.weights) & ~same).sum() + (np.isneginf(self.weights) & same).sum())
         return n_bad
 
-    def _check_labels(self, labels):
+    def check_labels(self, labels, name="labels"):
+        """``labels`` as an int64 array of one label per node.
+
+        Integral floats are accepted; anything else raises
+        :class:`~graphclust.errors.InvalidParameterError` naming the first bad entry
+        (``name`` is the argument's name in the message, e.g. ``"init"``).
+        """
         z = np.asarray(labels)
         if z.shape != (self.n_nodes,):
-            raise InvalidParameterError(f"expected {self.n_nodes} labels, got shape {z.shape}")
+            raise InvalidParameterError(f"{name} must have shape ({self.n_nodes},), got {z.shape}")
         if z.size and not np.issubdtype(z.dtype, np.integer):
-            if not (np.issubdtype(z.dtype, np.floating) and np.array_equal(z, np.round(z))):
-                raise InvalidParameterError(f"labels must be integers, got dtype {z.dtype}")
+            try:
+                zf = z.astype(np.float64)
+            except (TypeError, ValueError):
+                raise InvalidParameterError(f"{name} must hold integer labels, got dtype {z.dtype}") from None
+            bad = np.flatnonzero(~np.isfinite(zf) | (zf != np.round(np.nan_to_num(zf))))
+            if len(bad):
+                raise InvalidParameterError(f"{name}[{bad[0]}] = {z[bad[0]].item()!r} is not an integer label")
+            z = zf
         z = z.astype(np.int64)
-        if z.size and (z.min() < 0 or z.max() >= self.n_labels):
-            raise InvalidParameterError(f"labels must lie in [0, {self.n_labels}), got range [{z.min()}, {z.max()}]")
+        bad = np.flatnonzero((z < 0) | (z >= self.n_labels))
+        if len(bad):
+            raise InvalidParameterError(f"{name}[{bad[0]}] = {z[bad[0]]} is not a label in [0, {self.n_labels})")
         return z
 
     # ------------------------------------------------------------------ interop

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._utils import check_float, check_int, check_random_state
+from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .energy import Energy
 from .errors import InvalidParameterError, TooFewClustersError
@@ -175,7 +175,7 @@ class HMRF(ClusteringEstimator):
         history, e_seconds, m_seconds, engine_runs = [], 0.0, 0.0, []
         J_prev = np.inf
         converged = False
-        bar = _progress(self.progress, self.max_iter)
+        bar = progress_bar(self.progress, self.max_iter, "HMRF EM")
         # the energy under the current parameters: built once per iteration, used for
         # the E-step and (after the M-step changed them) for the objective
         energy, far_pair = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
@@ -325,14 +325,6 @@ class HMRF(ClusteringEstimator):
 def _dist_to(provider, Y, c):
     return provider.distortion_matrix(Y, np.asarray(c)[None, :])[:, 0] if hasattr(provider, "distortion_matrix") \
         else ((Y - c) ** 2).sum(1)
-
-
-def _progress(enabled, total):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="HMRF EM", unit="it")
 
 
 @register_method("hmrf", "HMRF-KMeans: centroids with a learnt diagonal metric (as in the paper), "

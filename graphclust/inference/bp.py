@@ -24,9 +24,10 @@ import time
 import numpy as np
 from numba import njit
 
-from .._utils import check_float, check_int, check_random_state
+from .._utils import check_float, check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
 from .base import InferenceResult, register_engine
+from .icm import _initial_labels
 
 __all__ = ["belief_propagation"]
 
@@ -320,7 +321,7 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     if schedule not in _SCHEDULES:
         raise InvalidParameterError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}")
     check_random_state(random_state)
-    best = _check_init(energy, init)
+    best = _initial_labels(energy, init)
 
     fin = energy.finite() if energy.has_hard_terms else energy
     U = np.ascontiguousarray(fin.unary, dtype=np.float64)
@@ -341,7 +342,7 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     delta = 0.0
     prev, prev_e, prev_key = None, None, None
     spare = np.zeros_like(msg) if schedule == "flooding" else msg
-    bar = _progress_bar(progress, max_iter)
+    bar = progress_bar(progress, max_iter, "bp", leave=False)
     it = 0
     try:
         for it in range(1, max_iter + 1):
@@ -393,32 +394,3 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
             "stopped_by_callback": stopped,
         },
     )
-
-
-def _check_init(energy, init):
-    """The starting incumbent: ``init`` validated, or the unary argmin."""
-    if init is None:
-        return energy.unary.argmin(axis=1).astype(np.int64)
-    z = np.asarray(init)
-    if z.shape != (energy.n_nodes,):
-        raise InvalidParameterError(f"init must have shape ({energy.n_nodes},), got {z.shape}")
-    if not np.issubdtype(z.dtype, np.integer):
-        zf = np.asarray(z, dtype=float) if np.issubdtype(z.dtype, np.number) else None
-        bad = np.ones(len(z), bool) if zf is None else ~np.isfinite(zf) | (zf != np.round(zf))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InvalidParameterError(f"init must hold integer labels; init[{i}] is {z[i]!r}")
-    z = z.astype(np.int64)
-    out = (z < 0) | (z >= energy.n_labels)
-    if out.any():
-        i = int(np.flatnonzero(out)[0])
-        raise InvalidParameterError(f"init[{i}] = {z[i]} is not a label in [0, {energy.n_labels})")
-    return z
-
-
-def _progress_bar(progress, total, desc="bp"):
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, leave=False)

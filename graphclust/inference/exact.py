@@ -11,10 +11,9 @@ import networkx as nx
 import numpy as np
 from numba import njit
 
-from .._utils import check_int
+from .._utils import check_int, progress_bar
 from ..errors import InvalidParameterError, ProblemTooLargeError
 from .base import InferenceResult, register_engine
-from .icm import _progress_bar
 
 __all__ = ["exact", "brute_force", "mincut"]
 
@@ -83,7 +82,7 @@ def brute_force(energy, *, max_nodes=12, init=None, random_state=None, callback=
     powers = K ** np.arange(n - 1, -1, -1, dtype=np.int64)
     best_val, best_idx, n_opt = np.inf, 0, 0
     chunks = range(0, total, _CHUNK)
-    bar = _progress_bar(progress, len(chunks), "brute force")
+    bar = progress_bar(progress, len(chunks), "brute force", leave=False)
     stopped = False
     try:
         for c, start in enumerate(chunks):
@@ -92,13 +91,15 @@ def brute_force(energy, *, max_nodes=12, init=None, random_state=None, callback=
             k = int(np.argmin(val))
             if val[k] < best_val:
                 best_val, best_idx = float(val[k]), int(idx[k])
-            bar.update(1)
+            if bar is not None:
+                bar.update(1)
             if callback is not None and callback(c, (best_idx // powers) % K, best_val):
                 stopped = c < len(chunks) - 1
                 if stopped:
                     break
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
     if not stopped:
         if np.isfinite(best_val):
             tol = 1e-9 * (1.0 + abs(best_val))

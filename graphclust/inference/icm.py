@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._utils import check_int, check_random_state
+from .._utils import check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
 from .base import InferenceResult, register_engine
 
@@ -164,14 +164,15 @@ def icm(energy, *, init=None, order="random", schedule="sequential", shape=None,
 
     history, n_changes = [], []
     converged = False
-    bar = _progress_bar(progress, max_iter, "icm")
+    bar = progress_bar(progress, max_iter, "icm", leave=False)
     try:
         for it in range(1, max_iter + 1):
             changed = sweep()
             value = energy.evaluate(z)
             history.append(value)
             n_changes.append(int(changed))
-            bar.update(1)
+            if bar is not None:
+                bar.update(1)
             stop = callback is not None and callback(it, z.copy(), value)
             if changed == 0:
                 converged = True
@@ -179,7 +180,8 @@ def icm(energy, *, init=None, order="random", schedule="sequential", shape=None,
             if stop:
                 break
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
     info["n_changes"] = n_changes
     info["violated_hard_terms"] = energy.violated_hard_terms(z)
     return InferenceResult(
@@ -242,26 +244,10 @@ def icm_checkerboard(energy, *, shape=None, init=None, order="random", max_iter=
 
 # ---------------------------------------------------------------------- helpers
 def _initial_labels(energy, init):
-    n, K = energy.n_nodes, energy.n_labels
+    """The starting labels: ``init`` validated, or the unary argmin."""
     if init is None:
         return np.argmin(energy.unary, axis=1).astype(np.int64)
-    z = np.asarray(init)
-    if z.shape != (n,):
-        raise InvalidParameterError(f"init must have shape ({n},), got {z.shape}")
-    if not np.issubdtype(z.dtype, np.integer):
-        try:
-            zf = z.astype(np.float64)
-        except (TypeError, ValueError):
-            raise InvalidParameterError(f"init must hold integer labels, got dtype {z.dtype}") from None
-        bad = np.flatnonzero(~np.isfinite(zf) | (zf != np.round(np.nan_to_num(zf))))
-        if len(bad):
-            raise InvalidParameterError(f"init[{bad[0]}] = {z[bad[0]].item()!r} is not an integer label")
-        z = zf
-    z = z.astype(np.int64)
-    bad = np.flatnonzero((z < 0) | (z >= K))
-    if len(bad):
-        raise InvalidParameterError(f"init[{bad[0]}] = {z[bad[0]]} is not a label in [0, {K})")
-    return z.copy()
+    return energy.check_labels(init, "init")
 
 
 def _finite_unary(U, penalty):
@@ -455,19 +441,3 @@ def _colour_update(cls, U, tables, lc, z, K):
     move = (best != cur) & (cost[rows, best] < now - _REL_TOL * (1.0 + np.abs(now)))
     z[nodes[move]] = best[move]
     return int(move.sum())
-
-
-def _progress_bar(progress, total, desc):
-    if not progress:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, leave=False)
-
-
-class _NoBar:
-    def update(self, n=1):
-        pass
-
-    def close(self):
-        pass

@@ -11,11 +11,11 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils import check_float, check_int, check_random_state
+from .._utils import check_float, check_int, check_random_state, progress_bar
 from ..errors import GraphclustError, InfeasibleConstraintsError, InvalidParameterError, ProblemTooLargeError
 from .base import InferenceResult, register_engine
-from .bp import _check_init, _merge_tables, _progress_bar
-from .icm import icm
+from .bp import _merge_tables
+from .icm import _initial_labels, icm
 
 __all__ = ["lp_relaxation"]
 
@@ -148,7 +148,7 @@ def lp_relaxation(energy, *, solver="HIGHS", max_nodes=MAX_NODES, max_variables=
     if not isinstance(solver, str) or solver.upper() not in cp.installed_solvers():
         raise InvalidParameterError(f"solver {solver!r} is not available to cvxpy; installed: {cp.installed_solvers()}")
     rng = check_random_state(random_state)
-    incumbent = None if init is None else _check_init(energy, init)
+    incumbent = None if init is None else _initial_labels(energy, init)
 
     N, K = energy.n_nodes, energy.n_labels
     model = _LPModel(energy)
@@ -158,7 +158,7 @@ def lp_relaxation(energy, *, solver="HIGHS", max_nodes=MAX_NODES, max_variables=
             f"limits max_nodes={max_nodes}, max_variables={max_variables}; use the 'bp' engine for problems "
             "this large (or raise the limits)"
         )
-    bar = _progress_bar(progress, 3, "lp")
+    bar = progress_bar(progress, 3, "lp", leave=False)
     try:
         t_build = time.perf_counter()
         prob, mu = model.build(cp)

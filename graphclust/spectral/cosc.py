@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from .._utils import check_float, check_int, check_random_state
+from .._utils import check_float, check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..merge import contract
@@ -356,7 +356,7 @@ class COSC(ClusteringEstimator):
         chains = [(f0, None) for f0 in starts]
         chains_lo = chains
         c0_start = [] if C0 is None else [C0.astype(np.float64)]
-        bar = _bar(self.progress, self.max_gamma_steps)
+        bar = progress_bar(self.progress, self.max_gamma_steps, "COSC gamma", unit="step")
         for _ in range(self.max_gamma_steps):
             runs = self._runs(P, gamma, [c[0] for c in chains], [c[1] for c in chains],
                               continuation=gamma > 0.0)
@@ -530,14 +530,6 @@ def _next_chains(runs):
         seen.add(key)
     kept = (first + repeats)[:_N_CHAINS]
     return [(runs[i].f, runs[i].state) for i in kept]
-
-
-def _bar(enabled, total):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="COSC gamma", unit="step")
 
 
 def _cluster_cuts(W, labels, k=None):

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._utils import check_float, check_int
+from .._utils import check_float, check_int, progress_bar
 from ..errors import InvalidConstraintError, InvalidGraphError, InvalidParameterError
 
 _LAYOUT_MIN_N = 2000
@@ -1112,11 +1112,7 @@ def _ratio_dca(problem, f, gamma, max_outer=200, inner_iter=100, max_inner_iter=
     streak = 0
     n_inner = 0
     reason, converged = "max_outer", False
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=max_outer, desc=f"RatioDCA gamma={gamma:g}", leave=False)
+    bar = progress_bar(progress, max_outer, f"RatioDCA gamma={gamma:g}", leave=False)
     has_cl = problem.cq.size > 0 and gamma > 0
     try:
         outer = 0
