@@ -31,6 +31,7 @@ from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..merge import contract
 from ..problem import Problem
+from .multilevel import coarsen, merge_groups
 from .onespectral import cosc_bipartition, spectral_start
 from .ratiodca import RatioProblem, _optimal_threshold, _set_ratio
 
@@ -43,6 +44,8 @@ _CROSSING_MARGIN = 1e-3  # relative step past the gamma at which a known consist
 # from this many vertices on, a gamma step whose chains did not move jumps to that gamma
 # (runs cost seconds there; on small graphs the skipped doubling steps find better cuts)
 _JUMP_MIN_N = 2000
+_MULTILEVEL_MIN_N = 20_000  # multilevel="auto" coarsens graphs from this size on ...
+_COARSEST_N = 5_000  # ... down to at most this many vertices
 _TINY_WEIGHT = 1e-12  # vertex weights below this fraction of the largest are treated as 0
 _MAX_COMPONENT_CANDIDATES = 50  # component-vs-rest splits tried in a disconnected cluster (k > 2)
 _CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
@@ -110,6 +113,10 @@ class COSC(ClusteringEstimator):
         Relative-decrease stopping tolerance of RatioDCA.
     max_gamma_steps : int, default=12
         Cap on the schedule; the fallback takes over when it runs out.
+    multilevel : {"auto", True, False}, default="auto"
+        Hard mode (and unconstrained runs): solve a coarsened graph, then refine the
+        answer level by level back to the original graph (see Notes). ``"auto"``
+        does so from 20 000 vertices on.
     n_jobs : int or None, default=None
         Threads for the independent RatioDCA runs of one ``gamma`` step (the
         starts at ``gamma = 0``, the warm-started chains later); ``None`` means 1,
@@ -157,6 +164,17 @@ class COSC(ClusteringEstimator):
     consistent partitions. Small graphs keep every doubling step (they find better
     cuts more often).
 
+    Multilevel (hard mode): the graph is coarsened by heavy-edge matching with the
+    normalised-cut priority ``w_uv (1/b_u + 1/b_v)`` down to at most 5 000 vertices
+    (:mod:`graphclust.spectral.multilevel`), never merging an endpoint of a
+    cannot-link; merged vertices sum their weights and edges, so a coarse
+    bipartition has the balanced cut of its prolongation and satisfies the same
+    cannot-links. The schedule and fallback above run on the coarsest graph; at each
+    finer level one RatioDCA run at the coarse answer's ``gamma`` starts from the
+    prolonged partition and replaces it only if it is better without violating more
+    constraints. ``result_.info`` then holds ``levels`` (vertices per level) and
+    ``refined`` (per level: the cut before and after, whether it was kept).
+
     Examples
     --------
     >>> import networkx as nx
@@ -176,12 +194,13 @@ class COSC(ClusteringEstimator):
         "n_starts": lambda v, name: check_int(v, name, low=1),
         "tol": lambda v, name: check_float(v, name, low=0.0, low_open=True),
         "max_gamma_steps": lambda v, name: check_int(v, name, low=1),
+        "multilevel": _check_choice(("auto", True, False)),
         "n_jobs": _check_n_jobs,
         "progress": lambda v, name: None,
     }
 
     def __init__(self, n_clusters=2, *, cut="ncut", mode="hard", gamma=None, n_starts=5, tol=1e-4,
-                 max_gamma_steps=12, n_jobs=None, random_state=None, progress=False):
+                 max_gamma_steps=12, multilevel="auto", n_jobs=None, random_state=None, progress=False):
         self.n_clusters = n_clusters
         self.cut = cut
         self.mode = mode
@@ -189,6 +208,7 @@ class COSC(ClusteringEstimator):
         self.n_starts = n_starts
         self.tol = tol
         self.max_gamma_steps = max_gamma_steps
+        self.multilevel = multilevel
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
@@ -236,7 +256,7 @@ class COSC(ClusteringEstimator):
                 colour, comp = _two_colouring(n, cl, nodes)
                 lab = _derived_groups(n, colour, comp)
                 k2 = int(lab.max()) + 1
-                W2, b2 = _merge(W, b, lab, k2)
+                W2, b2 = merge_groups(W, b, lab, k2)
                 cl2 = np.unique(np.sort(lab[cl], axis=1), axis=0) if len(cl) else cl
                 labels2, info = self._solve(W2, b2, cl2, None, None, None, rng, strict=True)
                 info["n_derived_super_nodes"] = k2
@@ -268,6 +288,9 @@ class COSC(ClusteringEstimator):
                 mlp = mqp = None
             if idx.size == 2:
                 mask = np.array([False, True])
+            elif self.mode == "hard" and (self.multilevel is True or (
+                    self.multilevel == "auto" and idx.size >= _MULTILEVEL_MIN_N)):
+                mask = self._multilevel(Wp, b[idx], clp, rng, info, strict, target)
             else:
                 P = RatioProblem(Wp, b[idx], cannot_pairs=clp, cannot_w=cqp, must_pairs=mlp, must_w=mqp)
                 if self.mode == "soft":
@@ -282,6 +305,37 @@ class COSC(ClusteringEstimator):
             zero = np.flatnonzero(~pos)
             side[zero[-1] if zero.size else n - 1] = 1
         return side, info
+
+    def _multilevel(self, W, b, cl, rng, info, strict, target):
+        """Hard mode on a coarsened graph, refined level by level.
+
+        The schedule (with its fallback) runs on the coarsest graph; its partition is
+        prolonged to each finer level, where one RatioDCA run at the gamma the coarse
+        answer was found at starts from it. The run's partition replaces the
+        prolonged one only if it is better and violates at most ``target``
+        constraints, so the answer keeps the coarse guarantee: prolongation preserves
+        the balanced cut and every cannot-link.
+        """
+        levels, (Wc, bc, clc) = coarsen(W, b, cl, min_n=_COARSEST_N, random_state=rng)
+        P = RatioProblem(Wc, bc, cannot_pairs=clc)
+        mask = self._schedule(P, rng, info, strict, target) if P.n > 2 else np.arange(P.n) > 0
+        gamma = float(info["gamma"] or 0.0)
+        info["levels"] = [Wl.shape[0] for Wl, *_ in levels] + [P.n]
+        info["refined"] = []
+        for Wl, bl, cll, lab in reversed(levels):
+            mask = mask[lab]
+            P = RatioProblem(Wl, bl, cannot_pairs=cll)
+            start_cut = _set_ratio(P, mask, 0.0)
+            n_start = P.constraint_counts(mask)[1]
+            res = cosc_bipartition(P, gamma=gamma, init=mask.astype(np.float64), tol=self.tol,
+                                   max_inner_iter=_CONTINUATION_INNER_ITER)
+            better = res.n_violated <= max(target, n_start) and res.balanced_cut < start_cut
+            if better:
+                mask = res.labels.astype(bool)
+            info["refined"].append({"n": P.n, "start_cut": start_cut, "cut": res.balanced_cut,
+                                    "violated": res.n_violated, "kept": bool(better),
+                                    "n_inner": sum(r.n_inner for r in res.runs)})
+        return mask
 
     def _starts(self, P, rng):
         return [spectral_start(P, random_state=rng)] + [rng.standard_normal(P.n) for _ in range(self.n_starts - 1)]
@@ -552,18 +606,6 @@ def _count_violations(labels, pairs, cw):
         return 0
     same = labels[pairs[:, 0]] == labels[pairs[:, 1]]
     return int(np.sum(np.where(cw > 0, ~same, same)))
-
-
-def _merge(W, b, lab, k):
-    """Sum the vertices of each group of ``lab``: ``(P^T W P`` without its diagonal, ``P^T b)``."""
-    coo = sp.coo_array(W)
-    r, c = lab[coo.row], lab[coo.col]
-    off = r != c
-    W2 = sp.coo_array((coo.data[off], (r[off], c[off])), shape=(k, k)).tocsr()
-    W2.sum_duplicates()
-    W2 = sp.csr_array(0.5 * (W2 + W2.T))
-    W2.eliminate_zeros()
-    return W2, np.bincount(lab, weights=b, minlength=k)
 
 
 def _double_cover(n, cl):
