@@ -13,6 +13,7 @@ constraints.
 
     python benchmarks/bench_cosc.py [--quick] [--large] [--repeats 3] [--n-starts 5]
         [--part 1 2] [--sizes ...] [--data moons blobs] [--constraints 0 50 200 1000] [--n-jobs 2]
+        [--multilevel auto|on|off]
 """
 
 import argparse
@@ -37,11 +38,12 @@ def error(labels, y):
 
 
 N_JOBS = None  # set from --n-jobs
+MULTILEVEL = "auto"  # set from --multilevel
 
 
 def fit_cosc(W, y, m, k, rep, n_starts):
     S = gc.SideInfo.sample(y, n_pairs=m, random_state=rep) if m else None
-    est = gc.COSC(k, n_starts=n_starts, n_jobs=N_JOBS, random_state=rep)
+    est = gc.COSC(k, n_starts=n_starts, multilevel=MULTILEVEL, n_jobs=N_JOBS, random_state=rep)
     t = time.perf_counter()
     est = est.fit(W, S) if S is not None else est.fit(W)
     return time.perf_counter() - t, est
@@ -126,9 +128,12 @@ def main():
     ap.add_argument("--data", nargs="+", default=["moons", "blobs"], choices=["moons", "blobs"])
     ap.add_argument("--constraints", type=int, nargs="+", default=[0, 50, 200, 1000])
     ap.add_argument("--n-jobs", type=int, default=None, help="COSC threads (default 1)")
+    ap.add_argument("--multilevel", choices=["auto", "on", "off"], default="auto",
+                    help="COSC multilevel (auto: from 20 000 vertices)")
     args = ap.parse_args()
-    global N_JOBS
+    global N_JOBS, MULTILEVEL
     N_JOBS = args.n_jobs
+    MULTILEVEL = {"auto": "auto", "on": True, "off": False}[args.multilevel]
     # compile the numba kernels outside the timings
     X, y = make_moons(300, noise=0.1, random_state=0)
     fit_cosc(gc.knn_matrix(X, 10), y, 20, 2, 0, 2)

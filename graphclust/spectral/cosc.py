@@ -44,12 +44,13 @@ _CROSSING_MARGIN = 1e-3  # relative step past the gamma at which a known consist
 # from this many vertices on, a gamma step whose chains did not move jumps to that gamma
 # (runs cost seconds there; on small graphs the skipped doubling steps find better cuts)
 _JUMP_MIN_N = 2000
-_MULTILEVEL_MIN_N = 20_000  # multilevel="auto" coarsens graphs from this size on ...
-_COARSEST_N = 5_000  # ... down to at most this many vertices
+_COARSEST_N = 5_000  # multilevel="auto" coarsens larger graphs down to at most this many vertices
 _TINY_WEIGHT = 1e-12  # vertex weights below this fraction of the largest are treated as 0
 _MAX_COMPONENT_CANDIDATES = 50  # component-vs-rest splits tried in a disconnected cluster (k > 2)
 _CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
 _FRESH_INNER_ITER = 1600  # and of fresh runs
+_REFINE_INNER_ITER = 800  # and of the multilevel refinements (a start at a local optimum
+# only burns its rejected steps: 100 + 200 + 400 + 800 iterations)
 
 
 def _check_choice(options):
@@ -116,7 +117,7 @@ class COSC(ClusteringEstimator):
     multilevel : {"auto", True, False}, default="auto"
         Hard mode (and unconstrained runs): solve a coarsened graph, then refine the
         answer level by level back to the original graph (see Notes). ``"auto"``
-        does so from 20 000 vertices on.
+        does so above 5 000 vertices (after must-link merging).
     n_jobs : int or None, default=None
         Threads for the independent RatioDCA runs of one ``gamma`` step (the
         starts at ``gamma = 0``, the warm-started chains later); ``None`` means 1,
@@ -289,7 +290,7 @@ class COSC(ClusteringEstimator):
             if idx.size == 2:
                 mask = np.array([False, True])
             elif self.mode == "hard" and (self.multilevel is True or (
-                    self.multilevel == "auto" and idx.size >= _MULTILEVEL_MIN_N)):
+                    self.multilevel == "auto" and idx.size > _COARSEST_N)):
                 mask = self._multilevel(Wp, b[idx], clp, rng, info, strict, target)
             else:
                 P = RatioProblem(Wp, b[idx], cannot_pairs=clp, cannot_w=cqp, must_pairs=mlp, must_w=mqp)
@@ -328,7 +329,7 @@ class COSC(ClusteringEstimator):
             start_cut = _set_ratio(P, mask, 0.0)
             n_start = P.constraint_counts(mask)[1]
             res = cosc_bipartition(P, gamma=gamma, init=mask.astype(np.float64), tol=self.tol,
-                                   max_inner_iter=_CONTINUATION_INNER_ITER)
+                                   max_inner_iter=_REFINE_INNER_ITER)
             better = res.n_violated <= max(target, n_start) and res.balanced_cut < start_cut
             if better:
                 mask = res.labels.astype(bool)

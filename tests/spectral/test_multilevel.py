@@ -76,7 +76,7 @@ def test_merge_groups_sums_weights():
 
 @pytest.mark.parametrize("seed", range(12))
 def test_multilevel_hard_mode_satisfies_every_constraint(seed, monkeypatch):
-    monkeypatch.setattr(cosc_module, "_COARSEST_N", 15)
+    monkeypatch.setattr(cosc_module, "_COARSEST_N", 15)  # and multilevel=True below
     rng = np.random.default_rng(seed)
     n = int(rng.integers(60, 140))
     W = random_graph(n, seed)
@@ -105,9 +105,16 @@ def test_multilevel_recovers_a_planted_partition(monkeypatch):
     assert len(est.result_.info["levels"]) >= 3
 
 
-def test_multilevel_auto_keeps_small_graphs_single_level():
-    est = COSC(random_state=0).fit(nx.barbell_graph(5, 0), gc.SideInfo.from_pairs(cannot=[(0, 4)]))
-    assert "levels" not in est.result_.info
+def test_multilevel_auto_coarsens_only_graphs_above_the_coarsest_size(monkeypatch):
+    monkeypatch.setattr(cosc_module, "_COARSEST_N", 50)
+    S = gc.SideInfo.from_pairs(cannot=[(0, 4)])
+    small = COSC(random_state=0).fit(nx.barbell_graph(25, 0), S)  # 50 vertices
+    assert "levels" not in small.result_.info
+    large = COSC(random_state=0).fit(nx.barbell_graph(30, 0), S)  # 60 vertices
+    assert large.result_.info["levels"][0] == 60 and large.result_.info["levels"][-1] <= 50
+    assert large.result_.violations.n_violated == 0
+    off = COSC(multilevel=False, random_state=0).fit(nx.barbell_graph(30, 0), S)
+    assert "levels" not in off.result_.info
 
 
 def test_multilevel_parameter_is_checked():
