@@ -141,8 +141,8 @@ class COSC(ClusteringEstimator):
         ``gamma`` (the value the answer was found at), ``fallback`` (whether the
         provable fallback was used), ``gamma_bound`` (the theoretical value),
         ``start_cut`` (balanced cut of the constraint-satisfying start), ``history``
-        (per ``gamma``: the ratio and violations of every start) and
-        ``n_super_nodes``.
+        (per ``gamma``: the ratio, violations and RatioDCA inner iterations of every
+        run) and ``n_super_nodes``; multilevel runs add ``levels`` and ``refined``.
 
     Notes
     -----
@@ -567,7 +567,8 @@ class COSC(ClusteringEstimator):
 def _record(gamma, runs, chosen):
     return {"gamma": float(gamma), "ratios": [float(r.ratio) for r in runs],
             "violated": [int(r.n_violated) for r in runs], "chosen_violated": int(chosen.n_violated),
-            "chosen_ratio": float(chosen.ratio), "labels": chosen.labels.astype(bool)}
+            "chosen_ratio": float(chosen.ratio), "labels": chosen.labels.astype(bool),
+            "n_inner": [sum(x.n_inner for x in r.runs) for r in runs]}
 
 
 def _next_chains(runs):

@@ -393,7 +393,7 @@ def balance_lovasz(problem, f):
     0.6666666666666666
     """
     f = _as_vector(problem, f)
-    return float(_balance_subgradient(problem, f) @ f)
+    return _dot(_balance_subgradient(problem, f), f)
 
 
 def balance_subgradient(problem, f):
@@ -424,18 +424,37 @@ def _balance_subgradient(problem, f, order=None):
     return s
 
 
+@njit(cache=True, nogil=True)
+def _total_variation(w, f, ei, ej):  # pragma: no cover - numba
+    """``sum_e w_e |f[ei_e] - f[ej_e]|`` without temporaries."""
+    total = 0.0
+    for e in range(ei.size):
+        total += w[e] * abs(f[ei[e]] - f[ej[e]])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _dot(a, b):  # pragma: no cover - numba
+    """A sequential dot product: BLAS's threaded one stalls for milliseconds per call
+    on a loaded machine, and these run once per RatioDCA step."""
+    total = 0.0
+    for i in range(a.size):
+        total += a[i] * b[i]
+    return total
+
+
 def _numerator(problem, f, gamma, w=None):
     if w is None:
         w = problem.edge_weights(gamma)
-    num = float(w @ np.abs(f[problem.ei] - f[problem.ej]))
+    num = _total_variation(w, f, problem.ei, problem.ej)
     if problem.cq.size and gamma > 0:
         T = float(f.max() - f.min())
-        num += gamma * float(problem.cq @ (T - np.abs(f[problem.ca] - f[problem.cb])))
+        num += gamma * float(problem.cq.sum() * T - _total_variation(problem.cq, f, problem.ca, problem.cb))
     return num
 
 
 def _ratio(problem, f, gamma, w=None):
-    S = float(_balance_subgradient(problem, f) @ f)
+    S = _dot(_balance_subgradient(problem, f), f)
     if not S > 0:
         return math.inf
     return _numerator(problem, f, gamma, w) / S
@@ -851,7 +870,7 @@ def _fista_kernel(ei, ej, box, gs, inv_sq, step, beta, v, use_simplex, max_iter,
 
 
 def _inner_primal(problem, w, c, g, f):
-    val = float(w @ np.abs(f[problem.ei] - f[problem.ej])) - float(g @ f)
+    val = _total_variation(w, f, problem.ei, problem.ej) - _dot(g, f)
     if c > 0:
         val += c * float(f.max() - f.min())
     return val
@@ -1129,7 +1148,7 @@ def _ratio_dca(problem, f, gamma, max_outer=200, inner_iter=100, max_inner_iter=
                 gvec = gvec + np.bincount(problem.ca, sg, problem.n) - np.bincount(problem.cb, sg, problem.n)
             res = _solve_inner(problem, gvec, gamma, state, budget, inner_gap)
             n_inner += res.n_iter
-            scale_ref = lam * float(s @ f) + 1e-300  # lambda * S(f): size of the inner terms
+            scale_ref = lam * _dot(s, f) + 1e-300  # lambda * S(f): size of the inner terms
             if -res.dual <= zero_tol * scale_ref:
                 reason, converged = "inner optimum zero", True
                 break
