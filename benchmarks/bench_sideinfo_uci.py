@@ -24,14 +24,21 @@ kmeans         scikit-learn ``KMeans(k, n_init=10)``, true k, no constraints
 dpmeans        ``gc.DPMeans``: λ from the k hint by the reference code's rule (k-th largest
                squared distance to the mean, ``lam_rule="kth_from_mean"``), ``init="box"``
 rdpmeans       ``gc.RDPMeans``, the paper's annealing as its reference code runs it:
-               ``xi="anneal"`` (ξ = 0 on pass 1, 1e-3·2^(t-2) on pass t), no cap (``xi_max=None``),
-               stop after 20 passes without a move; same λ and start as dpmeans
+               ``xi="anneal"`` (ξ = 0 on pass 1, 1e-3·2^(t-1) on pass t), no cap (``xi_max=None``),
+               stop after a pass without a move once ξ has reached the level where the
+               constraints decide every move they touch (``anneal_stop="saturation"``, the
+               default; the paper's "20 passes without a move" can stop before ξ matters);
+               same λ and start as dpmeans
+rdpmeans-x10   the same with ``n_init=10`` restarts, keeping the lowest final objective
 rdpmeans-pq    ``gc.RDPMeans(xi="pq", p_link=p)`` given the true accuracy ``p``
                (``ξ = 2σ² ln(p/(1-p))``, ``σ²`` from a DP-means stage); at ``p = 1`` the
                constraints are given weight ``inf`` (hard), as ``RDPMeans`` asks for
                certain constraints
 tvclust        ``gc.TVClust`` (collapsed Gibbs, full Gaussian, p and q learnt from their
-               default Beta(10, 1) priors), ``--tvclust-sweeps`` sweeps, half burn-in
+               default Beta(10, 1) priors, started from RDP-means, ``init="rdpmeans"``),
+               ``--tvclust-sweeps`` sweeps, half burn-in
+tvclust-diag   the same with ``likelihood="gaussian-diag"`` (Normal-inverse-gamma per
+               feature: about 2d instead of d²/2 parameters per cluster)
 hmrf           ``gc.HMRF(Centroids(k), inference="bp")``, HMRF-KMeans with distance-scaled
                penalties, true k; the transitive closure of the constraints only at
                ``p = 1`` (``use_closure=False`` otherwise: the closure of noisy
@@ -91,8 +98,10 @@ METHODS = {
     "kmeans": "K-means (sklearn)",
     "dpmeans": "DP-means",
     "rdpmeans": "RDP-means (annealed ξ)",
+    "rdpmeans-x10": "RDP-means (annealed ξ, 10 restarts)",
     "rdpmeans-pq": "RDP-means (ξ from true p)",
     "tvclust": "TVClust (Gibbs)",
+    "tvclust-diag": "TVClust (Gibbs, diagonal Gaussian)",
     "hmrf": "HMRF-KMeans (BP)",
     "pckmeans": "PCKMeans (peer)",
     "mpckmeans": "MPCKMeans (peer)",
@@ -100,7 +109,7 @@ METHODS = {
 }
 PEERS = ("pckmeans", "mpckmeans", "copkmeans")
 #: methods whose k can be wrong (TVClust ignores k)
-TAKES_K = tuple(m for m in METHODS if m != "tvclust")
+TAKES_K = tuple(m for m in METHODS if not m.startswith("tvclust"))
 #: base entropy of every seed of this benchmark
 BASE_SEED = 20150826
 INCONSISTENT = "InconsistentConstraintsException"
@@ -210,6 +219,10 @@ def make_fitters(methods, args):
         return gc.RDPMeans(n_clusters=k, lam_rule="kth_from_mean", init="box", xi="anneal", xi_max=None,
                            random_state=ctx.seed).fit(ctx.problem).labels_
 
+    def rdpmeans_x10(ctx, k):
+        return gc.RDPMeans(n_clusters=k, lam_rule="kth_from_mean", init="box", xi="anneal", xi_max=None,
+                           n_init=10, random_state=ctx.seed).fit(ctx.problem).labels_
+
     def rdpmeans_pq(ctx, k):
         if ctx.p >= 1.0:  # certain constraints: hard (p_link plays no part then)
             est = gc.RDPMeans(n_clusters=k, lam_rule="kth_from_mean", init="box", xi="pq", p_link=0.5,
@@ -221,6 +234,9 @@ def make_fitters(methods, args):
 
     def tvclust(ctx, k):
         return gc.TVClust(n_iter=sweeps, random_state=ctx.seed).fit(ctx.problem).labels_
+
+    def tvclust_diag(ctx, k):
+        return gc.TVClust("gaussian-diag", n_iter=sweeps, random_state=ctx.seed).fit(ctx.problem).labels_
 
     def hmrf(ctx, k):
         est = gc.HMRF(gc.potentials.Centroids(k), inference="bp", use_closure=ctx.p >= 1.0,
@@ -236,8 +252,9 @@ def make_fitters(methods, args):
                 return cls(n_clusters=k).fit(ctx.X, ml=ctx.ml, cl=ctx.cl).labels_
         return fit
 
-    table = {"kmeans": kmeans, "dpmeans": dpmeans, "rdpmeans": rdpmeans, "rdpmeans-pq": rdpmeans_pq,
-             "tvclust": tvclust, "hmrf": hmrf}
+    table = {"kmeans": kmeans, "dpmeans": dpmeans, "rdpmeans": rdpmeans, "rdpmeans-x10": rdpmeans_x10,
+             "rdpmeans-pq": rdpmeans_pq,
+             "tvclust": tvclust, "tvclust-diag": tvclust_diag, "hmrf": hmrf}
     for m in methods:
         fitters[m] = peer(peers[m]) if m in PEERS else table[m]
     return fitters
@@ -390,8 +407,8 @@ def tables(records, sampling, args, elapsed):
     w(f"* runs per cell: {args.runs}; rates r: {', '.join(f'{r:g}' for r in args.rates)}; accuracies p: "
       f"{', '.join(f'{p:g}' for p in args.accuracies)}; features: {args.features}; "
       f"r convention: {args.convention}; TVClust sweeps: {args.tvclust_sweeps}")
-    w(f"* Python {platform.python_version()}, NumPy {np.__version__}, graphclust {gc.__version__}; "
-      f"wall time {elapsed:.0f} s")
+    when = (f"records merged from {args.merge}" if getattr(args, "merge", None) else f"wall time {elapsed:.0f} s")
+    w(f"* Python {platform.python_version()}, NumPy {np.__version__}, graphclust {gc.__version__}; {when}")
     w("* cells: `F±sd / ARI / NMI`, means over the successful runs (sd of F over runs); "
       "`failed a/b`: a of the b runs raised (the exception is in the failure table), "
       "a failed run never counts as a score\n")
@@ -561,6 +578,9 @@ def parse(argv):
                     help="call the peers even when the constraints are inconsistent (they raise)")
     ap.add_argument("--out", default=None, help="write the markdown here (atomically) instead of stdout")
     ap.add_argument("--json", default=None, help="also write every run's record here (atomically)")
+    ap.add_argument("--merge", default=None,
+                    help="comma-separated --json files of earlier runs: fit nothing, render their records as one "
+                         "set of tables (data sets, methods, r and p default to those present)")
     args = ap.parse_args(argv)
     args.argv = list(argv)
     if args.datasets is None:
@@ -589,7 +609,42 @@ def parse(argv):
         ap.error("--runs must be >= 1")
     if args.tvclust_sweeps < 2:
         ap.error("--tvclust-sweeps must be >= 2")
+    if args.merge:
+        args.merged = _load_merged(ap, args)
     return args
+
+
+def _load_merged(ap, args):
+    """Records and constraint samples of the ``--merge`` files (a later file's record
+    replaces an earlier one with the same data set, r, p, k, method and run); the
+    selections not given on the command line default to what the files hold."""
+    records, sampling = {}, {}
+    for path in [p.strip() for p in args.merge.split(",") if p.strip()]:
+        try:
+            with open(path) as fh:
+                data = json.load(fh)
+        except (OSError, ValueError) as exc:
+            ap.error(f"--merge: cannot read {path}: {exc}")
+        for x in data["records"]:
+            records[(x["dataset"], x["r"], x["p"], x["k_decl"], x["method"], x["run"])] = x
+        for x in data["sampling"]:
+            sampling[(x["dataset"], x["r"], x["p"], x["run"])] = x
+    recs = list(records.values())
+    if not recs:
+        ap.error("--merge: the files hold no records")
+    given = {a.split("=", 1)[0] for a in args.argv}
+    if "--datasets" not in given:
+        args.datasets = [d for d in DATASETS if any(x["dataset"] == d for x in recs)]
+    if "--methods" not in given:
+        args.methods = [m for m in METHODS if any(x["method"] == m for x in recs)]
+    if "--rates" not in given:
+        args.rates = sorted({x["r"] for x in recs if x["k_decl"] == x["k"]})
+    if "--accuracies" not in given:
+        args.accuracies = sorted({x["p"] for x in recs if x["k_decl"] == x["k"]}, reverse=True)
+    if "--runs" not in given:
+        args.runs = max(x["run"] for x in recs) + 1
+    args.wrong_k = args.wrong_k or any(x["k_decl"] != x["k"] for x in recs)
+    return recs, list(sampling.values())
 
 
 def write_atomic(path, text):
@@ -616,6 +671,14 @@ def main(argv=None):
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
+    if args.merge:
+        records, sampling = args.merged
+        text = tables(records, sampling, args, 0.0)
+        if args.out:
+            write_atomic(args.out, text + "\n")
+        else:
+            print(text)
+        return {"records": records, "sampling": sampling, "markdown": text}
     fitters = make_fitters(args.methods, args)
     t0 = time.perf_counter()
     warm_up(fitters, args)

@@ -748,21 +748,20 @@ class RDPMeans(ClusteringEstimator):
         Weight of the constraints.
 
         * ``"anneal"``: the paper's schedule (as its reference code runs it): ``ξ = 0``
-          on pass 1 (a DP-means pass), ``ξ = xi0 · xi_rate**(t-1)`` on pass ``t``,
-          capped at ``xi_max``; ``ξ1 = ξ2 = ξ``.
+          on pass 1 (a DP-means pass), ``ξ = xi0 · xi_rate**(t-1)`` on pass ``t``
+          (``2·xi0`` on pass 2), capped at ``xi_max``; ``ξ1 = ξ2 = ξ``.
         * ``"pq"``: fixed ``(ξ1, ξ2)`` from ``p_link``, ``q_link`` and ``noise_var`` by
           :func:`xi_from_pq` (research spec §3.11).
         * a number or a pair: fixed ``ξ1 = ξ2`` or ``(ξ1, ξ2)``.
     xi0 : float > 0, default=1e-3
     xi_rate : float >= 1, default=2.0
     xi_max : "auto", float > 0 or None, default="auto"
-        Cap of the annealed ``ξ``. ``"auto"``: ``2 (λ + D_max) / w_min``, with
-        ``D_max`` a bound on any node's divergence to any centroid and ``w_min`` the
-        smallest constraint strength; from there on, with equal strengths, the
-        constraints decide every move they touch (they act as hard), so a larger ``ξ``
-        changes no decision and the run stops after the first unchanged pass. ``None``:
-        no cap (the reference code; it then stops after ``patience`` unchanged passes).
-        A smaller number keeps noisy constraints soft.
+        Cap of the annealed ``ξ``. ``"auto"``: the saturation level
+        ``ξ_sat = 2 (λ + D_max) / w_min``, with ``D_max`` a bound on any node's
+        divergence to any centroid and ``w_min`` the smallest constraint strength; from
+        there on, with equal strengths, the constraints decide every move they touch
+        (they act as hard), so a larger ``ξ`` changes no decision. ``None``: no cap (the
+        reference code). A smaller number keeps noisy constraints soft.
     p_link, q_link : float in (0, 1) or None, default=None
         Link credibilities for ``xi="pq"`` (``q_link=None`` means ``p_link``).
     noise_var : "auto" or float > 0, default="auto"
@@ -781,8 +780,22 @@ class RDPMeans(ClusteringEstimator):
         One starting cluster holding every node, with centroid the global mean, or a
         point drawn uniformly in the bounding box of the data (the reference code).
     patience : int >= 1, default=20
-        Annealing only: stop after this many consecutive passes in which no node moved
-        (the paper's rule).
+        Annealing with ``anneal_stop="patience"`` (or when ``ξ_sat`` is unbounded: KL
+        without smoothing): stop after this many consecutive passes in which no node
+        moved.
+    anneal_stop : {"saturation", "patience"}, default="saturation"
+        When the annealing stops. ``"saturation"``: after a pass in which no node moved,
+        once ``ξ`` has reached ``xi_max`` or ``ξ_sat`` (whichever is lower), i.e. once a
+        larger ``ξ`` could change nothing. ``"patience"``: the paper's rule, ``patience``
+        passes without a move (or an unchanged pass at the cap); on data with large
+        coordinates the labels can sit still for ``patience`` passes while ``ξ`` is still
+        far too small to matter, and the run then ends with the DP-means answer.
+    n_init : int >= 1, default=1
+        Number of runs (restarts) from the same generator, which runs on, so the first
+        restart is the single run; each draws its own visiting orders (and ``"box"``
+        start). The answer is the restart with the lowest final ``J``, all compared at
+        one ``ξ`` (the largest final one: restarts of the annealing end at different
+        ``ξ``, all of them at or beyond saturation by default). Costs ``n_init`` fits.
     max_iter : int >= 1, default=1000
         Maximum number of passes.
     tol : float >= 0, default=1e-6
@@ -793,7 +806,8 @@ class RDPMeans(ClusteringEstimator):
     progress : bool, default=False
         Show a tqdm bar over passes.
     callback : callable or None, default=None
-        ``callback(pass, labels, objective)`` after every pass; return True to stop.
+        ``callback(pass, labels, objective)`` after every pass of every restart; return
+        True to stop (no further restart is run).
 
     Attributes
     ----------
@@ -813,8 +827,10 @@ class RDPMeans(ClusteringEstimator):
         ``objective_before`` (``J`` at the start of every pass under that pass's ``ξ``:
         ``history[t] <= objective_before[t]`` always holds), ``n_changed`` and
         ``n_clusters`` per pass, ``stages`` (passes sharing one fixed ``ξ``),
-        ``xi_max``, ``noise_var``, ``iterations``, ``converged``, ``stop``,
-        ``n_super_nodes``, ``sweep_seconds``.
+        ``xi_max``, ``xi_saturation`` (``ξ_sat``, annealing only), ``noise_var``,
+        ``iterations``, ``converged``, ``stop``, ``n_super_nodes``, ``sweep_seconds``
+        (all of the chosen restart), ``n_init``, ``best_init``, ``init_objectives``
+        (final ``J`` of every restart at the common ``ξ``) and ``init_xi`` (that ``ξ``).
 
     Raises
     ------
@@ -869,11 +885,15 @@ class RDPMeans(ClusteringEstimator):
     >>> est.labels_, est.result_.violations.n_violated
     (array([0, 1, 1, 2, 2]), 0)
 
-    ``λ`` from a target number of clusters, and the default annealing of ``ξ``:
+    ``λ`` from a target number of clusters, and the default annealing of ``ξ``. One run
+    ends in a local minimum; restarts keep the lowest ``J``:
 
     >>> est = RDPMeans(n_clusters=2, random_state=0).fit(X, S)
     >>> est.labels_, round(est.lam_, 2), est.result_.info["xi_schedule"][:3]
-    (array([0, 0, 0, 1, 1]), 2.07, [(0.0, 0.0), (0.001, 0.001), (0.002, 0.002)])
+    (array([0, 1, 1, 1, 1]), 2.07, [(0.0, 0.0), (0.002, 0.002), (0.004, 0.004)])
+    >>> est = RDPMeans(n_clusters=2, n_init=5, random_state=0).fit(X, S)
+    >>> est.labels_, [round(J, 2) for J in est.result_.info["init_objectives"]]
+    (array([0, 0, 0, 1, 1]), [-16.29, -17.47, -17.47, -16.29, -16.29])
     """
 
     _constraints: ClassVar[dict] = {
@@ -891,6 +911,8 @@ class RDPMeans(ClusteringEstimator):
         "lam_rule": _check_choice(LAM_RULES),
         "init": _check_choice(("mean", "box")),
         "patience": lambda v, name: check_int(v, name, low=1),
+        "anneal_stop": _check_choice(("saturation", "patience")),
+        "n_init": lambda v, name: check_int(v, name, low=1),
         "max_iter": lambda v, name: check_int(v, name, low=1),
         "tol": lambda v, name: check_float(v, name, low=0.0),
         "progress": _check_bool,
@@ -902,8 +924,8 @@ class RDPMeans(ClusteringEstimator):
 
     def __init__(self, lam=None, n_clusters=None, *, xi="anneal", xi0=1e-3, xi_rate=2.0, xi_max="auto",
                  p_link=None, q_link=None, noise_var="auto", divergence="sqeuclidean", smoothing=1e-3,
-                 lam_rule="farthest_first", init="mean", patience=20, max_iter=1000, tol=1e-6,
-                 random_state=None, progress=False, callback=None):
+                 lam_rule="farthest_first", init="mean", patience=20, anneal_stop="saturation", n_init=1,
+                 max_iter=1000, tol=1e-6, random_state=None, progress=False, callback=None):
         self.lam = lam
         self.n_clusters = n_clusters
         self.xi = xi
@@ -918,6 +940,8 @@ class RDPMeans(ClusteringEstimator):
         self.lam_rule = lam_rule
         self.init = init
         self.patience = patience
+        self.anneal_stop = anneal_stop
+        self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
@@ -955,7 +979,6 @@ class RDPMeans(ClusteringEstimator):
                 f"n_clusters={self.n_clusters} (the hint {who} chooses λ for) exceeds the {problem.n_nodes} nodes; "
                 "lower it", n_clusters=self.n_clusters,
             )
-        rng = check_random_state(self.random_state)
         provider = DPCentroids(lam=1.0, divergence=self.divergence, smoothing=self.smoothing)
         Y, c = provider.points(problem)
         kl = self.divergence == "kl"
@@ -997,27 +1020,8 @@ class RDPMeans(ClusteringEstimator):
         indptr, indices, w_csr = _symmetric_csr(pairs, w, n_red)
         finite_abs = np.abs(w[np.isfinite(w)])
 
-        # ---- start: one cluster
-        labels0 = np.zeros(n_red, dtype=np.int64)
-        centroid0 = None
-        if self.init == "box":
-            lo, hi = Y_red.min(0), Y_red.max(0)
-            centroid0 = rng.uniform(lo, hi)[None, :]
-            if kl:
-                centroid0 = np.maximum(centroid0, 1e-300)
-                centroid0 /= centroid0.sum()
-        provider.start_arrays(Y_red, c_red, labels0, centroid0)
-
-        # ---- ξ schedule
-        xi_cap = None
-        noise_var = None
-        if mode == "anneal":
-            xi_cap = self._auto_cap(Y_red, c_red, provider, lam, finite_abs, kl)
-        elif mode == "pq" and self.noise_var != "auto":
-            noise_var = float(self.noise_var)
-            fixed = xi_from_pq(self.p_link, self.q_link, noise_var, self.divergence)
-        elif mode == "none":
-            fixed = (0.0, 0.0)
+        xi_sat = (self._saturation(Y_red, c_red, lam, finite_abs, kl)
+                  if mode == "anneal" else None)
 
         def pair_energy(z, we):
             if not len(pairs):
@@ -1025,123 +1029,189 @@ class RDPMeans(ClusteringEstimator):
             same = z[pairs[:, 0]] == z[pairs[:, 1]]
             return float(-we[same].sum()) if same.any() else 0.0
 
-        def total(z, xi1, xi2, we):
-            scat, ml_in, cl_in = offset_terms
-            return provider.objective() + pair_energy(z, we) + scat - xi1 * ml_in + xi2 * cl_in
+        def pair_sums(z):
+            """(satisfied must-link weight, violated cannot-link weight) over finite weights."""
+            _, ml_in, cl_in = offset_terms
+            if not len(pairs):
+                return ml_in, cl_in
+            same = (z[pairs[:, 0]] == z[pairs[:, 1]]) & np.isfinite(w)
+            return float(w[same & (w > 0)].sum()) + ml_in, float(-w[same & (w < 0)].sum()) + cl_in
 
-        history, before, xi_sched, n_changed, n_clusters = [], [], [], [], []
-        stages = []
-        stage_xi = None
-        waiting_for_dp = mode == "pq" and fixed is None  # noise_var="auto": DP-means first
-        unchanged = 0
-        converged, stop = False, "max_iter"
-        sweep_seconds = 0.0
-        bar = _progress(self.progress, self.max_iter, who)
-        try:
-            for t in range(1, self.max_iter + 1):
-                if mode == "anneal":
-                    xi = 0.0 if t == 1 else self.xi0 * self.xi_rate ** (t - 2)
-                    xi = min(xi, xi_cap) if xi_cap is not None else min(xi, 1e300)
-                    xi1 = xi2 = xi
-                elif waiting_for_dp:
-                    xi1 = xi2 = 0.0
-                else:
-                    xi1, xi2 = fixed
-                if (xi1, xi2) != stage_xi:
-                    stages.append({"first_pass": t, "xi1": xi1, "xi2": xi2})
-                    stage_xi = (xi1, xi2)
-                we = _effective(w, xi1, xi2)
-                we_csr = _effective(w_csr, xi1, xi2)
-                z = provider._z
-                same_xi = bool(xi_sched) and xi_sched[-1] == (xi1, xi2)
-                J_before = history[-1] if same_xi else total(z, xi1, xi2, we)
-                t0 = time.perf_counter()
-                moved = provider.sweep(rng.permutation(n_red), indptr, indices, we_csr)
-                provider.refit()
-                sweep_seconds += time.perf_counter() - t0
-                z = provider._z
-                J = total(z, xi1, xi2, we)
-                history.append(J)
-                before.append(J_before)
-                xi_sched.append((xi1, xi2))
-                n_changed.append(int(moved))
-                n_clusters.append(int(provider.n_clusters))
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(J=f"{J:.6g}", K=provider.n_clusters, xi=f"{xi1:.3g}", moved=moved)
-                if self.callback is not None:
-                    full = z if mapping is None else z[mapping]
-                    if self.callback(t, full.copy(), J):
-                        stop = "callback"
-                        break
-                still = moved == 0 and (abs(J_before - J) <= self.tol * max(abs(J), 1e-300) or J == J_before)
-                unchanged = unchanged + 1 if moved == 0 else 0
-                if mode == "anneal":
-                    if still and xi_cap is not None and xi >= xi_cap:
+        def one_run(rng):
+            provider = DPCentroids(lam=lam, divergence=self.divergence, smoothing=self.smoothing)
+
+            # ---- start: one cluster
+            labels0 = np.zeros(n_red, dtype=np.int64)
+            centroid0 = None
+            if self.init == "box":
+                lo, hi = Y_red.min(0), Y_red.max(0)
+                centroid0 = rng.uniform(lo, hi)[None, :]
+                if kl:
+                    centroid0 = np.maximum(centroid0, 1e-300)
+                    centroid0 /= centroid0.sum()
+            provider.start_arrays(Y_red, c_red, labels0, centroid0)
+
+            # ---- ξ schedule
+            fixed_run, xi_cap, noise_var = fixed, None, None
+            if mode == "anneal":
+                xi_cap = self._auto_cap(xi_sat, finite_abs)
+            elif mode == "pq" and self.noise_var != "auto":
+                noise_var = float(self.noise_var)
+                fixed_run = xi_from_pq(self.p_link, self.q_link, noise_var, self.divergence)
+            elif mode == "none":
+                fixed_run = (0.0, 0.0)
+            # annealing: ξ stops mattering at the cap, or (anneal_stop="saturation") once the
+            # constraints decide every move they touch (ξ_sat); anneal_stop="patience" is the
+            # paper's rule: stop after `patience` unchanged passes, whatever ξ has reached
+            sat = xi_sat if self._uses_constraints and self.anneal_stop == "saturation" else None
+            xi_enough = min(v for v in (xi_cap, sat, math.inf) if v is not None) if mode == "anneal" else math.inf
+
+            def total(z, xi1, xi2, we):
+                scat, ml_in, cl_in = offset_terms
+                return provider.objective() + pair_energy(z, we) + scat - xi1 * ml_in + xi2 * cl_in
+
+            history, before, xi_sched, n_changed, n_clusters = [], [], [], [], []
+            stages = []
+            stage_xi = None
+            waiting_for_dp = mode == "pq" and fixed_run is None  # noise_var="auto": DP-means first
+            unchanged = 0
+            converged, stop = False, "max_iter"
+            sweep_seconds = 0.0
+            bar = _progress(self.progress, self.max_iter, who)
+            try:
+                for t in range(1, self.max_iter + 1):
+                    if mode == "anneal":
+                        xi = _anneal_xi(self.xi0, self.xi_rate, t)
+                        xi = min(xi, xi_cap) if xi_cap is not None else xi
+                        xi1 = xi2 = xi
+                    elif waiting_for_dp:
+                        xi1 = xi2 = 0.0
+                    else:
+                        xi1, xi2 = fixed_run
+                    if (xi1, xi2) != stage_xi:
+                        stages.append({"first_pass": t, "xi1": xi1, "xi2": xi2})
+                        stage_xi = (xi1, xi2)
+                    we = _effective(w, xi1, xi2)
+                    we_csr = _effective(w_csr, xi1, xi2)
+                    z = provider._z
+                    same_xi = bool(xi_sched) and xi_sched[-1] == (xi1, xi2)
+                    J_before = history[-1] if same_xi else total(z, xi1, xi2, we)
+                    t0 = time.perf_counter()
+                    moved = provider.sweep(rng.permutation(n_red), indptr, indices, we_csr)
+                    provider.refit()
+                    sweep_seconds += time.perf_counter() - t0
+                    z = provider._z
+                    J = total(z, xi1, xi2, we)
+                    history.append(J)
+                    before.append(J_before)
+                    xi_sched.append((xi1, xi2))
+                    n_changed.append(int(moved))
+                    n_clusters.append(int(provider.n_clusters))
+                    if bar is not None:
+                        bar.update(1)
+                        bar.set_postfix(J=f"{J:.6g}", K=provider.n_clusters, xi=f"{xi1:.3g}", moved=moved)
+                    if self.callback is not None:
+                        full = z if mapping is None else z[mapping]
+                        if self.callback(t, full.copy(), J):
+                            stop = "callback"
+                            break
+                    still = moved == 0 and (abs(J_before - J) <= self.tol * max(abs(J), 1e-300) or J == J_before)
+                    unchanged = unchanged + 1 if moved == 0 else 0
+                    if mode == "anneal":
+                        if still and xi >= xi_enough:
+                            converged, stop = True, "converged"
+                            break
+                        if unchanged >= self.patience and (self.anneal_stop == "patience" or sat is None):
+                            converged, stop = True, "patience"
+                            break
+                    elif still:
+                        if waiting_for_dp:
+                            noise_var = self._estimate_noise_var(problem, provider, offset_terms[0])
+                            fixed_run = xi_from_pq(self.p_link, self.q_link, noise_var, self.divergence)
+                            waiting_for_dp = False
+                            continue
                         converged, stop = True, "converged"
                         break
-                    if unchanged >= self.patience:
-                        converged, stop = True, "patience"
-                        break
-                elif still:
-                    if waiting_for_dp:
-                        noise_var = self._estimate_noise_var(problem, provider, offset_terms[0])
-                        fixed = xi_from_pq(self.p_link, self.q_link, noise_var, self.divergence)
-                        waiting_for_dp = False
-                        continue
-                    converged, stop = True, "converged"
-                    break
-        finally:
-            if bar is not None:
-                bar.close()
+            finally:
+                if bar is not None:
+                    bar.close()
 
-        if waiting_for_dp:
-            warnings.warn(
-                f"{who} stopped after max_iter={self.max_iter} passes before the DP-means stage of xi='pq' "
-                "converged; the constraints were never applied (raise max_iter)", UserWarning, stacklevel=3,
-            )
-        z = provider._z
-        centroids = provider.centroids_.copy()
+            if waiting_for_dp:
+                warnings.warn(
+                    f"{who} stopped after max_iter={self.max_iter} passes before the DP-means stage of xi='pq' "
+                    "converged; the constraints were never applied (raise max_iter)", UserWarning, stacklevel=4,
+                )
+            z = provider._z
+            for s, nxt in zip(stages, stages[1:] + [None]):
+                s["last_pass"] = (nxt["first_pass"] - 1) if nxt else len(history)
+            info = {
+                "xi_schedule": xi_sched, "objective_before": before, "n_changed": n_changed,
+                "n_clusters": n_clusters, "stages": stages, "xi_max": xi_cap, "xi_saturation": xi_sat,
+                "noise_var": noise_var, "iterations": len(history), "converged": converged, "stop": stop,
+                "sweep_seconds": sweep_seconds,
+            }
+            data_cost = provider.objective() + offset_terms[0]
+            return {"z": z.copy(), "centroids": provider.centroids_.copy(), "history": history, "info": info,
+                    "parts": (data_cost, *pair_sums(z)), "xi": xi_sched[-1]}
+
+        # ---- restarts: the same generator runs on, so restart 0 is the single run
+        rng = check_random_state(self.random_state)
+        runs = []
+        for _ in range(self.n_init):
+            runs.append(one_run(rng))
+            if runs[-1]["info"]["stop"] == "callback":
+                break
+        # compare the restarts at one ξ (the largest final one; all equal unless annealed or "pq"/"auto")
+        xi1c = max(r["xi"][0] for r in runs)
+        xi2c = max(r["xi"][1] for r in runs)
+        compared = [a - xi1c * b + xi2c * cl for a, b, cl in (r["parts"] for r in runs)]
+        best = int(np.argmin(compared))
+        run = runs[best]
+
+        z = run["z"]
+        centroids = run["centroids"]
         full = z if mapping is None else z[mapping]
         canon = canonical_labels(full)
         order = np.empty(len(centroids), dtype=np.int64)
         order[canon] = full  # canonical id -> provider id (every provider cluster is used)
         self.centroids_ = centroids[order]
         self.lam_ = lam
-        self.xi_ = tuple(xi_sched[-1])
-        for s, nxt in zip(stages, stages[1:] + [None]):
-            s["last_pass"] = (nxt["first_pass"] - 1) if nxt else len(history)
+        self.xi_ = tuple(run["xi"])
+        history = run["history"]
         info = {
-            "lam": lam, "lam_rule": lam_rule, "n_clusters_hint": k_hint, "xi_mode": mode,
-            "xi_schedule": xi_sched, "objective_before": before, "n_changed": n_changed,
-            "n_clusters": n_clusters, "stages": stages, "xi_max": xi_cap, "noise_var": noise_var,
+            "lam": lam, "lam_rule": lam_rule, "n_clusters_hint": k_hint, "xi_mode": mode, **run["info"],
             "p_link": self.p_link if mode == "pq" else None,
             "q_link": (self.q_link if self.q_link is not None else self.p_link) if mode == "pq" else None,
-            "iterations": len(history), "converged": converged, "stop": stop, "n_super_nodes": n_red,
-            "sweep_seconds": sweep_seconds,
+            "n_super_nodes": n_red, "n_init": len(runs), "best_init": best, "init_objectives": compared,
+            "init_xi": (xi1c, xi2c),
         }
         return canon, ClusteringResult(objective=history[-1], history=history, info=info)
+    def _saturation(self, Y, c, lam, finite_abs, kl):
+        """``ξ_sat = 2 (λ + D_max) / w_min``: from this ``ξ`` on, one soft constraint of the
+        smallest strength outweighs any divergence difference and a birth, so (with equal
+        strengths) the constraints decide every move they touch and a larger ``ξ`` changes
+        no decision. ``D_max`` bounds ``c_i D(x̄_i, μ)`` for any node and any centroid in the
+        data's convex hull. ``None`` when it is unbounded (``"kl"`` with zero entries);
+        ``xi0`` without soft constraints (``ξ`` plays no part)."""
+        if not finite_abs.size:
+            return self.xi0
+        if kl:
+            low = float(Y.min())
+            if low <= 0:
+                return None
+            d_max = float(c.max()) * -math.log(low)
+        else:
+            d_max = float(c.max()) * float(np.sum((Y.max(0) - Y.min(0)) ** 2))
+        sat = 2.0 * (lam + d_max) / float(finite_abs.min())
+        return min(sat, 1e300 / max(1.0, float(finite_abs.max())) / (1.0 + len(finite_abs)))
 
-    # ------------------------------------------------------------------ pieces
-    def _auto_cap(self, Y, c, provider, lam, finite_abs, kl):
-        """``xi_max``: the given cap, None, or 2 (λ + D_max) / w_min for "auto"."""
+    def _auto_cap(self, xi_sat, finite_abs):
+        """``xi_max``: the given cap, None, or ``ξ_sat`` for "auto"."""
         if self.xi_max is None:
             return None
         if not (isinstance(self.xi_max, str) and self.xi_max == "auto"):
             return float(self.xi_max)
-        if not finite_abs.size:
-            return self.xi0  # no soft constraints: ξ plays no part
-        C0 = provider.centroids_
-        if kl:
-            low = min(float(Y.min()), float(C0.min()))
-            if low <= 0:
-                return None  # unbounded divergences (no smoothing): no finite saturation
-            d_max = float(c.max()) * -math.log(low)
-        else:
-            pts = np.vstack([Y, C0])
-            d_max = float(c.max()) * float(np.sum((pts.max(0) - pts.min(0)) ** 2))
-        cap = 2.0 * (lam + d_max) / float(finite_abs.min())
-        return min(cap, 1e300 / max(1.0, float(finite_abs.max())) / (1.0 + len(finite_abs)))
+        return xi_sat
 
     def _estimate_noise_var(self, problem, provider, scatter):
         """σ² of the DP-means solution (sqeuclidean) or 1/m (kl); see ``noise_var``."""
@@ -1172,6 +1242,8 @@ class DPMeans(RDPMeans):
     smoothing : float, default=1e-3
     lam_rule : {"farthest_first", "kth_from_mean"}, default="farthest_first"
     init : {"mean", "box"}, default="mean"
+    n_init : int, default=1
+        Restarts; the one with the lowest final objective is kept.
     max_iter : int, default=1000
     tol : float, default=1e-6
     random_state : None, int or numpy.random.Generator, default=None
@@ -1196,13 +1268,13 @@ class DPMeans(RDPMeans):
 
     _constraints: ClassVar[dict] = {
         name: check for name, check in RDPMeans._constraints.items()
-        if name in ("lam", "n_clusters", "divergence", "smoothing", "lam_rule", "init", "max_iter", "tol",
-                    "progress", "callback")
+        if name in ("lam", "n_clusters", "divergence", "smoothing", "lam_rule", "init", "n_init", "max_iter",
+                    "tol", "progress", "callback")
     }
     _uses_constraints = False
 
     def __init__(self, lam=None, n_clusters=None, *, divergence="sqeuclidean", smoothing=1e-3,
-                 lam_rule="farthest_first", init="mean", max_iter=1000, tol=1e-6, random_state=None,
+                 lam_rule="farthest_first", init="mean", n_init=1, max_iter=1000, tol=1e-6, random_state=None,
                  progress=False, callback=None):
         self.lam = lam
         self.n_clusters = n_clusters
@@ -1210,6 +1282,7 @@ class DPMeans(RDPMeans):
         self.smoothing = smoothing
         self.lam_rule = lam_rule
         self.init = init
+        self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
@@ -1253,6 +1326,17 @@ def _effective(w, xi1, xi2):
     if hard.any():
         out[hard] = w[hard]
     return np.ascontiguousarray(out, dtype=np.float64)
+
+
+def _anneal_xi(xi0, rate, t):
+    """ξ of pass ``t`` (1-based) of the annealing: 0 on pass 1, then ``xi0 · rate**(t-1)``
+    (the reference code's ``ξ0·2^t`` after pass ``t``), kept finite."""
+    if t == 1:
+        return 0.0
+    try:
+        return min(xi0 * rate ** (t - 1), 1e300)
+    except OverflowError:
+        return 1e300
 
 
 def _progress(enabled, total, who):

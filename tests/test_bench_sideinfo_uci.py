@@ -65,6 +65,24 @@ def test_quick_iris_our_methods(tmp_path):
     assert f["rdpmeans-pq"] > f["dpmeans"] and f["hmrf"] > 0.9
 
 
+def test_merge_renders_earlier_runs_as_one_table(tmp_path):
+    """Two runs over different accuracies and methods, saved with --json, merge into the
+    tables a single run over both would give (same seeds, so the same numbers)."""
+    bench = load_script()
+    common = ["--quick", "--datasets", "iris", "--runs", "2"]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    bench.main(common + ["--accuracies", "1", "--methods", "dpmeans,rdpmeans", "--json", str(a)])
+    bench.main(common + ["--accuracies", "0.9", "--methods", "dpmeans", "--json", str(b)])
+    both = bench.main(common + ["--accuracies", "1,0.9", "--methods", "dpmeans"])
+    merged = bench.main(["--merge", f"{a},{b}"])
+    assert len(merged["records"]) == 2 * 2 + 2
+    rows = table_rows(merged["markdown"], "### iris, r = 0.03")
+    want = table_rows(both["markdown"], "### iris, r = 0.03")
+    assert rows["DP-means"] == want["DP-means"]
+    assert rows["RDP-means (annealed ξ)"][1] == "not run" and rows["RDP-means (annealed ξ)"][0] != "not run"
+    assert "records merged from" in merged["markdown"]
+
+
 def test_quick_iris_peers_fail_as_failures():
     # the distribution's own name does not import (see docs/benchmarks/hmrf.md); the wheel's
     # working copy is what the script uses
