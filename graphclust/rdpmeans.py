@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 from scipy.special import xlogy
 
-from ._utils import check_float, check_int, check_random_state
+from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, canonical_labels, register_method
 from .errors import InvalidFeaturesError, InvalidParameterError, TooFewClustersError
 from .merge import contract
@@ -1077,7 +1077,7 @@ class RDPMeans(ClusteringEstimator):
             unchanged = 0
             converged, stop = False, "max_iter"
             sweep_seconds = 0.0
-            bar = _progress(self.progress, self.max_iter, who)
+            bar = progress_bar(self.progress, self.max_iter, who, unit="pass")
             try:
                 for t in range(1, self.max_iter + 1):
                     if mode == "anneal":
@@ -1337,14 +1337,6 @@ def _anneal_xi(xi0, rate, t):
         return min(xi0 * rate ** (t - 1), 1e300)
     except OverflowError:
         return 1e300
-
-
-def _progress(enabled, total, who):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=who, unit="pass")
 
 
 @register_method("rdpmeans", "RDP-means: DP-means with annealed soft must-/cannot-link terms; "

@@ -35,7 +35,7 @@ from numba import njit
 from scipy.special import betaln
 
 from ._sampling import release_slot, sample_log_weights
-from ._utils import check_float, check_int, check_random_state
+from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import (
     ClusteringEstimator,
     ClusteringResult,
@@ -808,7 +808,7 @@ class TVClust(ClusteringEstimator):
         kept_lj = np.empty(C * len(kept_idx))
         (ap, bp), (aq, bq) = (float(v) for v in self.p_prior), (float(v) for v in self.q_prior)
         a_alpha, b_alpha = (float(v) for v in self.alpha_prior)
-        bar = _progress(self.progress, C * n_iter)
+        bar = progress_bar(self.progress, C * n_iter, "TVClust Gibbs", unit="sweep")
         sweep_seconds = 0.0
         n_sm = int(self.n_split_merge)
         accepted = 0
@@ -968,14 +968,6 @@ def _escobar_west(alpha, K, N, a, b, rng):
 
 def _log_beta_pdf(x, a, b):
     return (a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - float(betaln(a, b))
-
-
-def _progress(enabled, total):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="TVClust Gibbs", unit="sweep")
 
 
 @register_method("tvclust", "TVClust: Dirichlet-process Gaussian mixture + noisy side information, collapsed Gibbs "
