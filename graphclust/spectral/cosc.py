@@ -44,13 +44,11 @@ _CROSSING_MARGIN = 1e-3  # relative step past the gamma at which a known consist
 # from this many vertices on, a gamma step whose chains did not move jumps to that gamma
 # (runs cost seconds there; on small graphs the skipped doubling steps find better cuts)
 _JUMP_MIN_N = 2000
-_COARSEST_N = 5_000  # multilevel="auto" coarsens larger graphs down to at most this many vertices
+_COARSEST_N = 2_000  # multilevel="auto" coarsens larger graphs down to at most this many vertices
 _TINY_WEIGHT = 1e-12  # vertex weights below this fraction of the largest are treated as 0
 _MAX_COMPONENT_CANDIDATES = 50  # component-vs-rest splits tried in a disconnected cluster (k > 2)
 _CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
 _FRESH_INNER_ITER = 1600  # and of fresh runs
-_REFINE_INNER_ITER = 800  # and of the multilevel refinements (a start at a local optimum
-# only burns its rejected steps: 100 + 200 + 400 + 800 iterations)
 
 
 def _check_choice(options):
@@ -117,7 +115,7 @@ class COSC(ClusteringEstimator):
     multilevel : {"auto", True, False}, default="auto"
         Hard mode (and unconstrained runs): solve a coarsened graph, then refine the
         answer level by level back to the original graph (see Notes). ``"auto"``
-        does so above 5 000 vertices (after must-link merging).
+        does so above 2 000 vertices (after must-link merging).
     n_jobs : int or None, default=None
         Threads for the independent RatioDCA runs of one ``gamma`` step (the
         starts at ``gamma = 0``, the warm-started chains later); ``None`` means 1,
@@ -166,7 +164,7 @@ class COSC(ClusteringEstimator):
     cuts more often).
 
     Multilevel (hard mode): the graph is coarsened by heavy-edge matching with the
-    normalised-cut priority ``w_uv (1/b_u + 1/b_v)`` down to at most 5 000 vertices
+    normalised-cut priority ``w_uv (1/b_u + 1/b_v)`` down to at most 2 000 vertices
     (:mod:`graphclust.spectral.multilevel`), never merging an endpoint of a
     cannot-link; merged vertices sum their weights and edges, so a coarse
     bipartition has the balanced cut of its prolongation and satisfies the same
@@ -329,7 +327,7 @@ class COSC(ClusteringEstimator):
             start_cut = _set_ratio(P, mask, 0.0)
             n_start = P.constraint_counts(mask)[1]
             res = cosc_bipartition(P, gamma=gamma, init=mask.astype(np.float64), tol=self.tol,
-                                   max_inner_iter=_REFINE_INNER_ITER)
+                                   max_inner_iter=_CONTINUATION_INNER_ITER)
             better = res.n_violated <= max(target, n_start) and res.balanced_cut < start_cut
             if better:
                 mask = res.labels.astype(bool)
