@@ -314,12 +314,22 @@ def _local_energy(z, U, wh, wv, r0, r1, c0, c1):
     return float(e)
 
 
+def _fast_icm(method, options):
+    """True when a tile's ICM can run on the grid kernel (:mod:`graphclust.inference.grid_icm`):
+    the sequential schedule in random or raster order, no callback or explicit order."""
+    if method != "icm":
+        return False
+    opts = options or {}
+    order = opts.get("order", "random")
+    return (set(opts) <= {"order", "max_iter", "random_state", "schedule"}
+            and isinstance(order, str) and order in ("random", "fixed")
+            and opts.get("schedule", "sequential") == "sequential")
+
+
 def _tile_step(z, U, *rest, block_id=None, nblocks=None, halo=1, colour=0, beta=0.0, smoothness=1.0,
                method="icm", options=None, seed=None, round_=0):
     """One tile update: run the engine on the tile (plus free context) with the outer
     ring of the halo fixed, keep the new tile labels only if they lower the energy."""
-    from .inference import solve
-
     img = rest[0] if rest else None
     z = z[..., 0]
     top, bottom, left, right = _sides(block_id, nblocks, halo)
@@ -327,8 +337,10 @@ def _tile_step(z, U, *rest, block_id=None, nblocks=None, halo=1, colour=0, beta=
     tile = (slice(top, h - bottom), slice(left, w - right))
     if (block_id[0] + block_id[1]) % 2 != colour:
         return z[tile].copy()
-    K = U.shape[2]
-    U = np.asarray(U, dtype=np.float64)
+    fast = _fast_icm(method, options)
+    U = np.asarray(U)
+    if not (fast and U.dtype in (np.float32, np.float64)):
+        U = U.astype(np.float64)
     if img is not None:
         img = np.asarray(img, dtype=np.float64)
         if img.ndim == 2:
@@ -336,6 +348,41 @@ def _tile_step(z, U, *rest, block_id=None, nblocks=None, halo=1, colour=0, beta=
     wh, wv = _pair_weights(img, beta, smoothness, (h, w))
     # free region: everything but the outermost ring where a halo exists
     r0, r1, c0, c1 = int(top > 0), h - int(bottom > 0), int(left > 0), w - int(right > 0)
+    if fast:
+        from .inference.grid_icm import _run
+
+        opts = options or {}
+        order = opts.get("order", "random")
+        rs = opts.get("random_state", None if seed is None else np.random.SeedSequence([seed, round_, colour,
+                                                                                         *block_id]))
+        s = int(check_random_state(rs).integers(2**63)) if order == "random" else 0
+        new = np.array(z, dtype=np.int32, order="C")
+        _, n_changes, _ = _run(np.ascontiguousarray(U), np.ascontiguousarray(wh), np.ascontiguousarray(wv), new,
+                               (r0, r1, c0, c1), order == "random", s, check_int(opts.get("max_iter", 100),
+                                                                                 "max_iter", low=1))
+        if halo == 1:  # the free region is the tile: every move lowered the energy
+            return (new[tile] if n_changes.sum() > 0 else z[tile]).astype(z.dtype)
+    else:
+        new = _engine_step(z, U, wh, wv, (r0, r1, c0, c1), method, options, seed, round_, colour, block_id)
+    # only the tile's labels are kept: score them against the old labels around it
+    cand = z.copy()
+    cand[tile] = new[tile]
+    before = _local_energy(z, U, wh, wv, top, h - bottom, left, w - right)
+    after = _local_energy(cand, U, wh, wv, top, h - bottom, left, w - right)
+    if after < before - _REL_TOL * (1.0 + abs(before)):
+        return cand[tile].astype(z.dtype)
+    return z[tile].copy()
+
+
+def _engine_step(z, U, wh, wv, window, method, options, seed, round_, colour, block_id):
+    """The generic tile update: an :class:`Energy` on the free window (the fixed
+    ring's Potts terms folded into the unaries next to it) solved by ``method``;
+    returns the extended tile's labels with the window replaced."""
+    from .inference import solve
+
+    h, w = z.shape
+    K = U.shape[2]
+    r0, r1, c0, c1 = window
     fh, fw = r1 - r0, c1 - c0
     Uf = U[r0:r1, c0:c1].copy()
     ar = np.arange(K)
@@ -357,13 +404,8 @@ def _tile_step(z, U, *rest, block_id=None, nblocks=None, halo=1, colour=0, beta=
         opts.setdefault("random_state", np.random.SeedSequence([seed, round_, colour, *block_id]))
     res = solve(energy, method, init=z[r0:r1, c0:c1].ravel().astype(np.int64), **opts)
     new = z.copy()
-    new[tile] = res.labels.reshape(fh, fw)[top - r0:top - r0 + h - top - bottom,
-                                           left - c0:left - c0 + w - left - right]
-    before = _local_energy(z, U, wh, wv, top, h - bottom, left, w - right)
-    after = _local_energy(new, U, wh, wv, top, h - bottom, left, w - right)
-    if after < before - _REL_TOL * (1.0 + abs(before)):
-        return new[tile].astype(z.dtype)
-    return z[tile].copy()
+    new[r0:r1, c0:c1] = res.labels.reshape(fh, fw)
+    return new
 
 
 def _tile_energy(z, U, *rest, block_id=None, nblocks=None, beta=0.0, smoothness=1.0):
@@ -444,6 +486,22 @@ def _global_beta(img, client):
     return 0.5 / mean if mean > 0 else 0.0
 
 
+def _take_colour(new, old, colour):
+    """The blocks of checkerboard colour ``colour`` from ``new``, the others from ``old``
+    by key reference: the tasks of the idle colour's tiles (and the overlap copies of
+    their unaries and image) are culled from the graph instead of run."""
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    _, da = _dask()
+    name = "grid-colour-" + tokenize(new.name, old.name, colour)
+    nb0, nb1 = old.numblocks
+    dsk = {(name, i, j): (new.name if (i + j) % 2 == colour else old.name, i, j)
+           for i in range(nb0) for j in range(nb1)}
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[new, old])
+    return da.Array(graph, name, chunks=old.chunks, dtype=old.dtype, meta=old._meta)
+
+
 def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None, sigma=None, halo=1,
                    max_rounds=20, init=None, chunks=None, client=None, random_state=None, engine_options=None):
     """Minimise a pixel-grid Potts energy tile by tile on Dask.
@@ -469,7 +527,13 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         Chunked like ``unary`` over (rows, cols); None gives constant weights.
     method : str, default="icm"
         Engine run on each tile (a key of :data:`graphclust.inference.ENGINES`:
-        ``"icm"``, ``"icm-colour"``, ``"bp"``, ...).
+        ``"icm"``, ``"icm-colour"``, ``"bp"``, ...). ``"icm"`` with at most the
+        options ``order`` (``"random"`` or ``"fixed"``), ``max_iter`` and
+        ``random_state`` runs the grid kernel
+        :func:`graphclust.inference.grid_icm.grid_icm` on the tile's arrays (no
+        :class:`~graphclust.energy.Energy` is built; float32 unaries are not copied);
+        anything else builds an Energy per tile and calls
+        :func:`graphclust.inference.solve`.
     smoothness : float, default=1.0
     beta, sigma : float or None, default=None
         Contrast sensitivity as in :func:`graphclust.grid_arrays`; ``None`` computes
@@ -565,7 +629,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
                 nblocks=numblocks, halo=halo, colour=colour, beta=beta, smoothness=smoothness,
                 method=method, options=engine_options, seed=seed, round_=r,
             )
-            (z,) = _persist(client, new)
+            (z,) = _persist(client, _take_colour(new, z, colour))
         (changed,) = _compute(client, (z != start).sum())
         rounds += 1
         n_changes.append(int(changed))
