@@ -167,30 +167,19 @@ def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, ma
                 tmp = visit[t]
                 visit[t] = visit[s]
                 visit[s] = tmp
-            for t in range(n):
-                q = visit[t]
-                di = q // fw
-                i = r0 + di
-                j = c0 + q - di * fw
-                if skip and dirty[i, j] == 0:
-                    continue
-                dirty[i, j] = 0
-                d = _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, True)
-                if d != 0.0:
-                    changed += 1
-                    delta += d
-                    _touch(dirty, i, j, r0, r1, c0, c1)
-        else:
-            for i in range(r0, r1):
-                for j in range(c0, c1):
-                    if skip and dirty[i, j] == 0:
-                        continue
-                    dirty[i, j] = 0
-                    d = _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, True)
-                    if d != 0.0:
-                        changed += 1
-                        delta += d
-                        _touch(dirty, i, j, r0, r1, c0, c1)
+        for t in range(n):
+            q = visit[t] if random_order else t  # raster order: the window row by row
+            di = q // fw
+            i = r0 + di
+            j = c0 + q - di * fw
+            if skip and dirty[i, j] == 0:
+                continue
+            dirty[i, j] = 0
+            d = _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, True)
+            if d != 0.0:
+                changed += 1
+                delta += d
+                _touch(dirty, i, j, r0, r1, c0, c1)
         n_changes[it] = changed
         deltas[it] = delta
         sweeps += 1
