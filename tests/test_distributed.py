@@ -269,6 +269,10 @@ def test_worker_memory_stays_bounded_on_an_image_larger_than_its_limit():
     """A lazily generated 1024x1024x80 float64 unary volume (671 MB) is labelled by two
     workers with a 600 MB memory limit each: both stay under it and none is restarted."""
     limit = 600_000_000
+    # compile the tile kernel (and fill numba's cache) here first: compiling it inside a
+    # worker with a 600 MB limit can take the worker over the limit on its own
+    small = da.from_array(np.random.default_rng(0).random((16, 16, 80)), chunks=(8, 8, 80))
+    gd.grid_inference(small, smoothness=0.05, max_rounds=1, engine_options={"max_iter": 3}, client=None)
     with _cluster(memory_limit=limit) as cluster, distributed.Client(cluster, timeout="60s") as c:
         c.wait_for_workers(2, timeout=60)
         K, n = 80, 1024
