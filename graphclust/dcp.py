@@ -45,7 +45,7 @@ from .base import (
 from .errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
 from .potentials.base import NodePotentials, check_n_clusters
 from .sideinfo import check_constraints, must_link_components
-from .tvclust import TVClust, _binder_terms, _canonical_rows, _posterior_summaries
+from .tvclust import TVClust, _binder_terms, _canonical_rows, _check_chain_schedule, _posterior_summaries
 
 __all__ = ["DCP", "DCPKernel"]
 
@@ -993,15 +993,7 @@ class DCP(ClusteringEstimator):
         check_float(self.lengthscale_prior_sd, f"lengthscale_prior_sd of {name}", low=0.0, low_open=True)
         check_int(self.n_aux_sweeps, f"n_aux_sweeps of {name}", low=1)
         check_int(self.exchange_every, f"exchange_every of {name}", low=1)
-        n_iter = check_int(self.n_iter, f"n_iter of {name}", low=1)
-        if self.burn_in is not None:
-            check_int(self.burn_in, f"burn_in of {name}", low=0)
-            if self.burn_in >= n_iter:
-                raise InvalidParameterError(
-                    f"burn_in of {name} ({self.burn_in}) must be smaller than n_iter ({n_iter}), or no sample is kept"
-                )
-        check_int(self.thin, f"thin of {name}", low=1)
-        check_int(self.n_chains, f"n_chains of {name}", low=1)
+        _check_chain_schedule(self, name)
         check_int(self.refresh_every, f"refresh_every of {name}", low=1)
 
     # ------------------------------------------------------------------ fit

@@ -42,7 +42,7 @@ from .errors import (
 from .potentials.base import NodePotentials, check_features, check_n_clusters
 from .potentials.centroids import Centroids
 from .sideinfo import check_constraints, must_link_components
-from .tvclust import TVClust, _canonical_rows, _posterior_summaries
+from .tvclust import TVClust, _canonical_rows, _check_chain_schedule, _posterior_summaries
 
 __all__ = ["DDMMDPM", "MMDPM", "DDMMDPMPotentials"]
 
@@ -1018,14 +1018,7 @@ class DDMMDPM(ClusteringEstimator):
         for p in ("phantom_rival", "reuse_singleton_theta", "progress"):
             if not isinstance(getattr(self, p), (bool, np.bool_)):
                 raise InvalidParameterError(f"{p} of {name} must be True or False, got {getattr(self, p)!r}")
-        n_iter = check_int(self.n_iter, f"n_iter of {name}", low=1)
-        if self.burn_in is not None:
-            check_int(self.burn_in, f"burn_in of {name}", low=0)
-            if self.burn_in >= n_iter:
-                raise InvalidParameterError(
-                    f"burn_in of {name} ({self.burn_in}) must be smaller than n_iter ({n_iter}), or no sample is kept")
-        check_int(self.thin, f"thin of {name}", low=1)
-        check_int(self.n_chains, f"n_chains of {name}", low=1)
+        _check_chain_schedule(self, name)
         if isinstance(self.init, str) and self.init != "single":
             raise InvalidParameterError(f"init of {name} must be 'single' or an array of labels, got {self.init!r}")
         if self.point_estimate not in ("binder", "last"):

@@ -719,15 +719,7 @@ class TVClust(ClusteringEstimator):
                 raise InvalidParameterError(f"{pname} of {name} must be a pair of numbers > 0, got {value!r}") from None
             check_float(a, f"{pname}[0] of {name}", low=0.0, low_open=True)
             check_float(b, f"{pname}[1] of {name}", low=0.0, low_open=True)
-        n_iter = check_int(self.n_iter, f"n_iter of {name}", low=1)
-        if self.burn_in is not None:
-            check_int(self.burn_in, f"burn_in of {name}", low=0)
-            if self.burn_in >= n_iter:
-                raise InvalidParameterError(
-                    f"burn_in of {name} ({self.burn_in}) must be smaller than n_iter ({n_iter}), or no sample is kept"
-                )
-        check_int(self.thin, f"thin of {name}", low=1)
-        check_int(self.n_chains, f"n_chains of {name}", low=1)
+        _check_chain_schedule(self, name)
         check_int(self.n_split_merge, f"n_split_merge of {name}", low=0)
         if isinstance(self.init, str) and self.init not in ("sequential", "rdpmeans"):
             raise InvalidParameterError(
@@ -964,6 +956,20 @@ def _escobar_west(alpha, K, N, a, b, rng):
     odds = (a + K - 1.0) / (N * rate)
     shape = a + K if rng.random() < odds / (1.0 + odds) else a + K - 1.0
     return max(rng.gamma(shape, 1.0 / rate), 1e-300)
+
+
+def _check_chain_schedule(est, name):
+    """``n_iter``, ``burn_in``, ``thin`` and ``n_chains`` of a Gibbs sampler (TVClust,
+    DCP, dd-MMDPM): ``burn_in`` must leave at least one sample."""
+    n_iter = check_int(est.n_iter, f"n_iter of {name}", low=1)
+    if est.burn_in is not None:
+        check_int(est.burn_in, f"burn_in of {name}", low=0)
+        if est.burn_in >= n_iter:
+            raise InvalidParameterError(
+                f"burn_in of {name} ({est.burn_in}) must be smaller than n_iter ({n_iter}), or no sample is kept"
+            )
+    check_int(est.thin, f"thin of {name}", low=1)
+    check_int(est.n_chains, f"n_chains of {name}", low=1)
 
 
 def _log_beta_pdf(x, a, b):
