@@ -409,6 +409,13 @@ class COSC(ClusteringEstimator):
         chains = [(f0, None) for f0 in starts]
         chains_lo = chains
         c0_start = [] if C0 is None else [C0.astype(np.float64)]
+        repaired_memo = [None, None]  # (vector, its repair): a jump and the next step share it
+
+        def repaired_start(f):
+            if repaired_memo[0] is not f:
+                repaired_memo[:] = [f, _consistent_start(P, f)]
+            return repaired_memo[1]
+
         bar = progress_bar(self.progress, self.max_gamma_steps, "COSC gamma", unit="step")
         for _ in range(self.max_gamma_steps):
             runs = self._runs(P, gamma, [c[0] for c in chains], [c[1] for c in chains],
@@ -417,7 +424,7 @@ class COSC(ClusteringEstimator):
             if C0 is not None and gamma > 0.0:
                 # the best chain's vector repaired the same way as C0: a consistent
                 # start near the partitions this gamma favours
-                repaired = _consistent_start(P, chains[0][0])
+                repaired = repaired_start(chains[0][0])
                 if not np.array_equal(repaired, C0):
                     fresh = fresh + [repaired.astype(np.float64)]
             runs += self._runs(P, gamma, fresh, [None] * len(fresh))
@@ -448,8 +455,7 @@ class COSC(ClusteringEstimator):
                         # partition can win before the chosen one's penalised ratio reaches
                         # the best consistent cut known: go straight there
                         # (a better consistent partition may win earlier: the bisection looks there)
-                        repaired = _consistent_start(P, chains[0][0])
-                        known = min(best[0], _set_ratio(P, repaired, 0.0))
+                        known = min(best[0], _set_ratio(P, repaired_start(chains[0][0]), 0.0))
                         mask = chosen.labels.astype(bool)
                         f0 = _set_ratio(P, mask, 0.0)
                         slope = _set_ratio(P, mask, 1.0) - f0  # F_gamma(mask) = f0 + gamma * slope
