@@ -486,20 +486,97 @@ def _global_beta(img, client):
     return 0.5 / mean if mean > 0 else 0.0
 
 
-def _take_colour(new, old, colour):
-    """The blocks of checkerboard colour ``colour`` from ``new``, the others from ``old``
-    by key reference: the tasks of the idle colour's tiles (and the overlap copies of
-    their unaries and image) are culled from the graph instead of run."""
-    from dask.base import tokenize
+# Halo exchange. A tile reads the strips of its neighbours next to it. map_overlap would
+# build them with ~8 slicing tasks per array and block and a concatenation, every half
+# round (~30 tasks per tile update); here one task per block cuts all the strips its
+# neighbours need, once per half round for the labels and once per run for the unaries
+# and the image, whose strips never change.
+_OFFSETS = tuple((di, dj) for di in (-1, 0, 1) for dj in (-1, 0, 1) if (di, dj) != (0, 0))
+
+
+def _edges(x, halo):
+    """The strips of block ``x`` its neighbours read, keyed by the offset ``(di, dj)`` of
+    ``x`` seen from the reader: the reader below ``x`` (offset ``(-1, 0)``) gets its last
+    ``halo`` rows, the reader to its lower right its bottom-right corner, and so on."""
+    cut = {-1: slice(-halo, None), 0: slice(None), 1: slice(0, halo)}
+    return {off: np.array(x[cut[off[0]], cut[off[1]]]) for off in _OFFSETS}
+
+
+def _ring(neighbour_edges):
+    """The halo around one block: ``{offset: strip or None}`` from its neighbours' edge
+    dicts, given in ``_OFFSETS`` order (None where the grid ends)."""
+    return {off: None if e is None else e[off] for off, e in zip(_OFFSETS, neighbour_edges)}
+
+
+def _extend(center, ring):
+    """``center`` with its halo around it; sides where the grid ends get none (as
+    ``map_overlap(boundary="none")``)."""
+    rows = []
+    for di in (-1, 0, 1):
+        if di and ring[(di, 0)] is None:
+            continue
+        parts = [center if di == dj == 0 else ring[(di, dj)]
+                 for dj in (-1, 0, 1) if dj == 0 or ring[(0, dj)] is not None]
+        rows.append(np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0])
+    return np.concatenate(rows, axis=0) if len(rows) > 1 else rows[0]
+
+
+def _neighbour_keys(name, i, j, numblocks):
+    return [(name, i + di, j + dj) if 0 <= i + di < numblocks[0] and 0 <= j + dj < numblocks[1] else None
+            for di, dj in _OFFSETS]
+
+
+def _block_array(name, dsk, dependencies, like, dtype, meta):
     from dask.highlevelgraph import HighLevelGraph
 
     _, da = _dask()
-    name = "grid-colour-" + tokenize(new.name, old.name, colour)
-    nb0, nb1 = old.numblocks
-    dsk = {(name, i, j): (new.name if (i + j) % 2 == colour else old.name, i, j)
-           for i in range(nb0) for j in range(nb1)}
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[new, old])
-    return da.Array(graph, name, chunks=old.chunks, dtype=old.dtype, meta=old._meta)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+    return da.Array(graph, name, chunks=like, dtype=dtype, meta=meta)
+
+
+def _halo_rings(x, halo):
+    """One block per block of the 2-D grid of ``x``: the dict of its halo strips."""
+    from dask.base import tokenize
+
+    nb = x.numblocks[:2]
+    edges, rings = "grid-edges-" + tokenize(x.name, halo), "grid-ring-" + tokenize(x.name, halo)
+    idx = [(i, j) for i in range(nb[0]) for j in range(nb[1])]
+    tail = (0,) * (x.ndim - 2)
+    dsk = {(edges, i, j): (_edges, (x.name, i, j, *tail), halo) for i, j in idx}
+    dsk.update({(rings, i, j): (_ring, _neighbour_keys(edges, i, j, nb)) for i, j in idx})
+    return _block_array(rings, dsk, [x], ((1,) * nb[0], (1,) * nb[1]), object, np.empty((0, 0), object))
+
+
+def _tile_task(z, U, img, z_neighbours, U_ring, img_ring, step):
+    """One tile update from its blocks and halo strips (see :func:`_tile_step`)."""
+    rest = () if img is None else (_extend(img, img_ring),)
+    return step(_extend(z, _ring(z_neighbours))[..., None], _extend(U, U_ring), *rest)
+
+
+def _half_round(z, U, img, rings, colour, halo, **step_kw):
+    """The labels after the tiles of checkerboard colour ``colour`` moved: per block, one
+    task cutting its label strips (for the neighbours of a moving tile) and one tile
+    update; the idle tiles keep their blocks by key."""
+    import functools
+
+    from dask.base import tokenize
+
+    nb = z.numblocks
+    token = tokenize(z.name, U.name, None if img is None else img.name, colour, halo, step_kw)
+    edges, name = "grid-label-edges-" + token, "grid-half-round-" + token
+    moving = [(i, j) for i in range(nb[0]) for j in range(nb[1]) if (i + j) % 2 == colour]
+    read = {key[1:] for i, j in moving for key in _neighbour_keys(z.name, i, j, nb) if key is not None}
+    dsk = {(edges, i, j): (_edges, (z.name, i, j), halo) for i, j in read}
+    dsk.update({(name, i, j): (z.name, i, j) for i in range(nb[0]) for j in range(nb[1]) if (i + j) % 2 != colour})
+    U_rings, img_rings = rings
+    for i, j in moving:
+        step = functools.partial(_tile_step, block_id=(i, j), nblocks=nb, halo=halo, colour=colour, **step_kw)
+        dsk[(name, i, j)] = (_tile_task, (z.name, i, j), (U.name, i, j, 0),
+                             None if img is None else (img.name, i, j, *(0,) * (img.ndim - 2)),
+                             _neighbour_keys(edges, i, j, nb), (U_rings.name, i, j),
+                             None if img is None else (img_rings.name, i, j), step)
+    deps = [z, U, U_rings] + ([img, img_rings] if img is not None else [])
+    return _block_array(name, dsk, deps, z.chunks, z.dtype, z._meta)
 
 
 def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None, sigma=None, halo=1,
@@ -510,7 +587,8 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     4-connected grid, with ``w_pq = smoothness * exp(-beta |I_p - I_q|^2)`` (the weights
     of :func:`graphclust.grid_arrays`) or ``w_pq = smoothness`` without an image. A
     round updates the tiles of one colour of a checkerboard of tiles, then those of the
-    other; a tile reads its chunk plus ``halo`` pixels around it (``map_overlap``),
+    other; a tile reads its chunk plus ``halo`` pixels around it (the strips its
+    neighbours cut for it: one task per block and half round),
     runs the single-machine engine ``method`` on the chunk and the inner ``halo - 1``
     rings with the outermost ring's labels held fixed (their Potts terms folded into the
     unaries of the pixels next to them), and keeps the new labels of its chunk only if
@@ -614,22 +692,14 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
             )
         z = z.astype(np.int32)
     (z,) = _persist(client, z)
-    numblocks = z.numblocks
-    # every operand 3-D: blockwise aligns arrays of fewer dimensions to the trailing axes
-    args = [z[..., None], U] + ([img if img.ndim == 3 else img[..., None]] if img is not None else [])
-    depth = [{0: halo, 1: halo, 2: 0}] * len(args)
+    rings = _persist(client, *[_halo_rings(x, halo) for x in (U, img) if x is not None]) + [None]
     n_changes, converged, rounds = [], False, 0
     for r in range(max_rounds):
         start = z
         for colour in (0, 1):
-            args[0] = z[..., None]
-            new = da.map_overlap(
-                _tile_step, *args, depth=depth, boundary="none", trim=False, align_arrays=False,
-                dtype=np.int32, chunks=z.chunks, drop_axis=2, meta=np.empty((0, 0), np.int32),
-                nblocks=numblocks, halo=halo, colour=colour, beta=beta, smoothness=smoothness,
-                method=method, options=engine_options, seed=seed, round_=r,
-            )
-            (z,) = _persist(client, _take_colour(new, z, colour))
+            new = _half_round(z, U, img, rings[:2], colour, halo, beta=beta, smoothness=smoothness, method=method,
+                              options=engine_options, seed=seed, round_=r)
+            (z,) = _persist(client, new)
         (changed,) = _compute(client, (z != start).sum())
         rounds += 1
         n_changes.append(int(changed))
