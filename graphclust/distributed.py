@@ -774,9 +774,10 @@ class ChunkedKMeansResult:
     n_iter : int
         Passes over the data.
     converged : bool
-        The last ``n_colours`` passes changed no label and no cluster was opened.
+        The last pass (``"sweep"``) or ``n_colours`` passes (``"jacobi"``) changed no
+        label and no cluster was opened.
     n_changes : list of int
-        Labels changed in each pass.
+        Labels changed in each pass (for ``"sweep"`` summed over its colour classes).
     cost : list of float
         Sum over the points of the cost of the chosen label in each pass
         (distortion plus penalties against the partners' previous labels).
@@ -795,10 +796,17 @@ class ChunkedKMeansResult:
 @njit(cache=True)
 def _assign_kernel(X, C, rows, partner_labels, cw, z_old, colour, active, out_z, out_cost, sums, counts):  # pragma: no cover
     """Assign every row to its cheapest centroid given the partners' previous labels;
-    accumulate per-cluster sums in row order. Returns the number of changed labels."""
+    accumulate per-cluster sums in row order. Returns the number of changed labels.
+
+    The decision is the ICM engines' (:mod:`graphclust.inference.icm`): a finite link of
+    signed weight ``w`` lowers the cost of the partner's label by ``w`` (the Potts form
+    ``-w [k = z_j]``), and a labelled point moves only to a label cheaper by more than
+    ``_REL_TOL (1 + |cost|)``. ``out_cost`` is the distortion plus the violated weights."""
     m, d = X.shape
     K = C.shape[0]
     cost = np.empty(K)
+    dist = np.empty(K)
+    viol = np.empty(K)
     p = 0
     changed = 0
     for i in range(m):
@@ -807,7 +815,9 @@ def _assign_kernel(X, C, rows, partner_labels, cw, z_old, colour, active, out_z,
             for j in range(d):
                 t = X[i, j] - C[k, j]
                 s += t * t
+            dist[k] = s
             cost[k] = s
+            viol[k] = 0.0
         while p < rows.shape[0] and rows[p] == i:
             zp = partner_labels[p]
             w = cw[p]
@@ -815,7 +825,13 @@ def _assign_kernel(X, C, rows, partner_labels, cw, z_old, colour, active, out_z,
                 if w > 0:
                     for k in range(K):
                         if k != zp:
-                            cost[k] += w
+                            viol[k] += w
+                else:
+                    viol[zp] -= w
+                if np.isinf(w):  # hard: forbid the violating labels (no inf - inf)
+                    for k in range(K):
+                        if viol[k] == np.inf:
+                            cost[k] = np.inf
                 else:
                     cost[zp] -= w
             p += 1
@@ -823,11 +839,16 @@ def _assign_kernel(X, C, rows, partner_labels, cw, z_old, colour, active, out_z,
         for k in range(1, K):
             if cost[k] < cost[best]:
                 best = k
-        if z_old[i] >= 0 and colour[i] >= 0 and colour[i] != active:
-            best = z_old[i]  # a constrained point of another colour keeps its label this pass
+        cur = z_old[i]
+        if cur >= 0:
+            now = cost[cur]
+            if colour[i] >= 0 and colour[i] != active:
+                best = cur  # a constrained point of another colour keeps its label this pass
+            elif not (cost[best] < (now - _REL_TOL * (1.0 + abs(now)) if np.isfinite(now) else now)):
+                best = cur
         out_z[i] = best
-        out_cost[i] = cost[best]
-        if best != z_old[i]:
+        out_cost[i] = dist[best] + viol[best]
+        if best != cur:
             changed += 1
         counts[best] += 1
         for j in range(d):
@@ -876,7 +897,7 @@ def _tree(delayed, items, split_every):
 
 
 def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None, constraint_weights=None,
-                   max_iter=50, chunks=None, client=None, random_state=None, split_every=8):
+                   schedule="jacobi", max_iter=50, chunks=None, client=None, random_state=None, split_every=8):
     """Synchronous HMRF-KMeans / DP-means over a chunked point array.
 
     Every pass assigns each point to the label ``k`` minimising
@@ -884,15 +905,26 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
     with the centroids and the partners' labels ``z_j`` of the *previous* pass (a
     Jacobi schedule, so chunks are independent), then recomputes the centroids from
     per-chunk sums reduced in a tree. Partners never move in the same pass: the
-    constraint graph is coloured once (greedily) and a constrained point may change
-    its label only in the passes of its colour (``pass % n_colours``), so the
-    constraint terms are exact coordinate descent and cannot make two partners swap
-    forever. With ``lam`` (DP-means / RDP-means' price of a cluster), once the
-    assignment has settled (``n_colours`` passes without a change) and some point still
-    costs more than ``lam``, the point of largest cost (the first one on ties) opens a
-    new cluster at its position, and the passes resume. The
-    labels do not depend on the chunking: the same data, seed and order give the same
-    answer on one chunk or many, one worker or many.
+    constraint graph is coloured once (greedily, in point order) and a constrained
+    point may change its label only in the passes of its colour, so the constraint
+    terms are exact coordinate descent and cannot make two partners swap forever. A
+    labelled point moves only to a label cheaper by more than a relative ``1e-12`` (the
+    rule of the ICM engines). With ``lam`` (DP-means / RDP-means' price of a cluster),
+    once the assignment has settled and some point still costs more than ``lam``, the
+    point of largest cost (the first one on ties) opens a new cluster at its position,
+    and the passes resume. The labels do not depend on the chunking: the same data,
+    seed and order give the same answer on one chunk or many, one worker or many.
+
+    ``schedule="jacobi"`` moves one colour class of constrained points (``pass %
+    n_colours``) and every unconstrained point per pass, starting from no labels (the
+    first pass ignores the links). ``schedule="sweep"`` starts from the nearest
+    centroid of every point and moves every colour class in turn per pass (the
+    partners' labels gathered again between classes; unconstrained points move with
+    class 0), before the centroids are recomputed: this is one EM iteration of
+    ``HMRF(Centroids(k), inference="icm-colour", penalty="constant",
+    use_closure=False, init=<the same centroids>, inference_options={"max_iter": 1,
+    "order": "fixed"})``, which gives the same labels on one machine (tested). It
+    reads the data ``n_colours`` times per pass.
 
     Parameters
     ----------
@@ -912,6 +944,8 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
     constraint_weights : array-like of shape (M,) or None
         Signed: ``> 0`` must-link, ``< 0`` cannot-link, ``±inf`` hard; default
         ``1`` (must-links).
+    schedule : {"jacobi", "sweep"}, default="jacobi"
+        As above.
     max_iter : int, default=50
     chunks : int or None
     client : dask.distributed.Client or None, default=None
@@ -959,6 +993,8 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
     client = _check_client(client)
     max_iter = check_int(max_iter, "max_iter", low=1)
     split_every = check_int(split_every, "split_every", low=2)
+    if schedule not in ("jacobi", "sweep"):
+        raise InvalidParameterError(f"schedule must be 'jacobi' or 'sweep', got {schedule!r}")
     if not isinstance(X, da.Array):
         if chunks is None:
             raise InvalidParameterError("X is not a dask array; pass chunks=<rows per chunk>")
@@ -1030,15 +1066,14 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
         C = np.asarray(C, np.float64).reshape(1, d)
     else:
         raise InvalidParameterError("give n_clusters, init or lam")
-    z = da.full(n, -1, dtype=np.int64, chunks=(X.chunks[0],))
-    (z,) = _persist(client, z)
+    if schedule == "sweep":  # unconstrained points move with the first class, as in the colour ICM
+        chunk_colours = [np.maximum(c, 0) for c in chunk_colours]
     Xb = X.to_delayed().ravel()
-    n_changes, costs, secs = [], [], []
-    converged = False
-    it = quiet = 0
-    for it in range(1, max_iter + 1):
-        t0 = time.perf_counter()
-        if len(uniq_other):
+    none = np.empty(0, np.int64)
+
+    def assign(z, C, active, links=True):
+        """One pass over the chunks: new labels (persisted) and the reduced statistics."""
+        if links and len(uniq_other):
             (pl,) = _compute(client, z[uniq_other])
             pl = np.asarray(pl, np.int64)[other_pos]
         else:
@@ -1047,27 +1082,42 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
         zb = z.to_delayed().ravel()
         labels, stats = [], []
         for b in range(len(Xb)):
-            s, e = cuts[b], cuts[b + 1]
+            s, e = (cuts[b], cuts[b + 1]) if links else (0, 0)
             lab, st = delayed(_assign_chunk, nout=2, pure=True)(
-                Xb[b], zb[b], Cd, node[s:e] - bounds[b], pl[s:e], wd[s:e], chunk_colours[b], (it - 1) % n_colours)
+                Xb[b], zb[b], Cd, node[s:e] - bounds[b], pl[s:e] if links else none, wd[s:e], chunk_colours[b],
+                active)
             labels.append(da.from_delayed(lab, shape=(X.chunks[0][b],), dtype=np.int64))
             stats.append(st)
-        root = _tree(delayed, stats, split_every)
-        z, root = _persist(client, da.concatenate(labels), root)
+        z, root = _persist(client, da.concatenate(labels), _tree(delayed, stats, split_every))
         (st,) = _compute(client, root)
+        return z, st
+
+    (z,) = _persist(client, da.full(n, -1, dtype=np.int64, chunks=(X.chunks[0],)))
+    if schedule == "sweep":
+        z, _ = assign(z, C, -1, links=False)  # nearest centroid
+    settle = n_colours if schedule == "jacobi" else 1
+    n_changes, costs, secs = [], [], []
+    converged = False
+    it = quiet = 0
+    for it in range(1, max_iter + 1):
+        t0 = time.perf_counter()
+        changed = 0
+        for active in ([(it - 1) % n_colours] if schedule == "jacobi" else range(n_colours)):
+            z, st = assign(z, C, active)
+            changed += int(st["changed"])
         counts = st["counts"]
         newC = C.copy()
         nz = counts > 0
         newC[nz] = st["sums"][nz] / counts[nz][:, None]
-        n_changes.append(int(st["changed"]))
+        n_changes.append(changed)
         costs.append(float(st["cost"]))
-        quiet = quiet + 1 if st["changed"] == 0 else 0
-        if quiet >= n_colours and lam is not None and st["worst"] > lam:
+        quiet = quiet + 1 if changed == 0 else 0
+        if quiet >= settle and lam is not None and st["worst"] > lam:
             newC = np.vstack([newC, st["worst_x"][None]])  # a birth once the assignment has settled
             quiet = 0
         C = newC
         secs.append(time.perf_counter() - t0)
-        if quiet >= n_colours:  # every colour had its turn without a change
+        if quiet >= settle:  # every colour had its turn without a change
             converged = True
             break
     return ChunkedKMeansResult(labels=z, centroids=C, n_iter=it, converged=converged, n_changes=n_changes,

@@ -70,6 +70,12 @@ class HMRF(ClusteringEstimator):
         E-step (generalised EM).
     inference_options : dict or None, default=None
         Extra options for the engine (e.g. ``{"damping": 0.5}``).
+    init : array-like of shape (n_clusters, n_features) or None, default=None
+        Seeds handed to the provider (for :class:`~graphclust.potentials.Centroids`
+        the initial centroids); the initial labels are then the cheapest label of every
+        node. ``None``: seeds from the must-link neighbourhoods by weighted
+        farthest-first, topped up by farthest-first over the points (Basu et al.),
+        whose members start in their seed's cluster.
     random_state : None, int or numpy.random.Generator, default=None
     progress : bool, default=False
         Show a progress bar over EM iterations.
@@ -100,7 +106,7 @@ class HMRF(ClusteringEstimator):
 
     def __init__(self, potentials=None, *, inference="bp", penalty="distance", use_closure=True,
                  max_closure_pairs=200_000, smoothness=0.0, max_iter=100, tol=1e-6, safeguard=True,
-                 inference_options=None, random_state=None, progress=False, callback=None):
+                 inference_options=None, init=None, random_state=None, progress=False, callback=None):
         self.potentials = potentials
         self.inference = inference
         self.penalty = penalty
@@ -111,6 +117,7 @@ class HMRF(ClusteringEstimator):
         self.tol = tol
         self.safeguard = safeguard
         self.inference_options = inference_options
+        self.init = init
         self.random_state = random_state
         self.progress = progress
         self.callback = callback
@@ -262,7 +269,14 @@ class HMRF(ClusteringEstimator):
     def _initialize(self, problem, provider, report, rng):
         """Seeds from must-link neighbourhoods by weighted farthest-first (Bilenko et
         al. 2004), topped up by farthest-first over points; initial labels: the
-        neighbourhood's cluster for its members, else the nearest seed."""
+        neighbourhood's cluster for its members, else the nearest seed. Given seeds
+        (``init``): the cheapest label of every node."""
+        if self.init is not None:
+            seeds = np.asarray(self.init, dtype=np.float64)
+            if not np.isfinite(seeds).all():
+                raise InvalidParameterError("init of HMRF must be finite")
+            provider.initialize(problem, seeds, rng)
+            return provider.unary(problem).argmin(axis=1).astype(np.int64)
         Y, counts = provider.points(problem) if hasattr(provider, "points") else (problem.feature_means,
                                                                                   problem.counts)
         K = provider.n_clusters

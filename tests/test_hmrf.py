@@ -277,6 +277,22 @@ def test_without_constraints_hmrf_is_kmeans_from_the_same_seeds(seed):
     assert est.result_.objective == pytest.approx(km.inertia_, rel=1e-10)
 
 
+def test_given_init_is_kmeans_from_those_centroids():
+    """init=centroids: the run is sklearn's Lloyd k-means from the same centroids (no
+    constraints), whatever random_state; a wrong shape names the expected one."""
+    X, _ = make_blobs(150, centers=5, cluster_std=2.0, random_state=7)
+    C0 = X[[3, 40, 77, 100, 149]]
+    km = KMeans(5, init=C0, n_init=1, tol=0.0, max_iter=300, algorithm="lloyd").fit(X)
+    for rs in (0, 1):
+        est = gc.HMRF(Centroids(5), init=C0, penalty="constant", inference="icm", random_state=rs).fit(X)
+        assert gc.ari(km.labels_, est.labels_) == 1.0
+        assert est.result_.objective == pytest.approx(km.inertia_, rel=1e-10)
+    with pytest.raises(InvalidParameterError, match=r"expected 5 seeds of 2 features, got shape \(5, 3\)"):
+        gc.HMRF(Centroids(5), init=np.zeros((5, 3))).fit(X)
+    with pytest.raises(InvalidParameterError, match="init of HMRF must be finite"):
+        gc.HMRF(Centroids(5), init=np.full((5, 2), np.nan)).fit(X)
+
+
 # ---------------------------------------------------------------------------- recovery
 @pytest.mark.parametrize("inference", ["icm", "bp", "lp"])
 def test_well_separated_blobs_are_recovered_with_constraints(inference):
