@@ -77,9 +77,11 @@ def _cpu_seconds():
 def _warm_up():
     """Load the compiled grid kernels (numba cache) in a worker process; returns seconds."""
     t = time.perf_counter()
+    from graphclust.distributed import _unary_argmin
     from graphclust.inference.grid_icm import grid_icm
 
     for dtype in (np.float32, np.float64):
+        _unary_argmin(np.zeros((2, 2, 2), dtype))
         grid_icm(np.zeros((3, 3, 2), dtype), np.ones((3, 2)), np.ones((2, 3)), fixed=(True, True, True, True))
         grid_icm(np.zeros((3, 3, 2), dtype), np.ones((3, 2)), np.ones((2, 3)), order="fixed")
     return time.perf_counter() - t
@@ -280,11 +282,11 @@ def bench_points(args):
             init = X[:K].compute()
             t = time.perf_counter()
             res = gd.chunked_kmeans(X, init=init, constraints=pairs, constraint_weights=w,
-                                    max_iter=args.passes, client=client)
+                                    schedule=args.schedule, max_iter=args.passes, client=client)
             total = time.perf_counter() - t
             peaks = client.run(_peak_rss)
             print(f"chunked k-means {n:,} x {D}, K={K}, {len(pairs)} constraints, chunks of {chunk:,}, "
-                  f"workers={n_workers}: {res.n_iter} passes in {total:.1f} s, per pass "
+                  f"schedule={args.schedule}, workers={n_workers}: {res.n_iter} passes in {total:.1f} s, per pass "
                   f"{[round(s, 2) for s in res.seconds_per_pass]} s (median "
                   f"{statistics.median(res.seconds_per_pass):.2f}), peak RSS per worker "
                   f"{max(peaks.values()) / 1e6:.0f} MB (data {X.nbytes / n_workers / 1e6:.0f} MB per worker)",
@@ -304,6 +306,8 @@ def main():
     p.add_argument("--point-chunk", type=int, default=500_000)
     p.add_argument("--constraints", type=int, default=10_000)
     p.add_argument("--passes", type=int, default=5)
+    p.add_argument("--schedule", choices=["jacobi", "sweep"], default="jacobi",
+                   help="chunked_kmeans schedule (sweep: every colour class per pass, n_colours data reads)")
     p.add_argument("--order", choices=["random", "fixed"], default="random",
                    help="ICM visiting order on the tiles (engine_options['order'])")
     p.add_argument("--inputs", choices=["persisted", "lazy"], default="persisted",

@@ -486,6 +486,26 @@ def _global_beta(img, client):
     return 0.5 / mean if mean > 0 else 0.0
 
 
+@njit(cache=True)
+def _argmin_last(U, out):  # pragma: no cover - compiled
+    h, w, K = U.shape
+    for i in range(h):
+        for j in range(w):
+            best = 0
+            for k in range(1, K):
+                if U[i, j, k] < U[i, j, best]:
+                    best = k
+            out[i, j] = best
+
+
+def _unary_argmin(U):
+    """The cheapest label of every pixel of a unary block (the first on ties, as
+    ``argmin``); numpy's strided reduction over a short last axis was a tenth of a run."""
+    out = np.empty(U.shape[:2], np.int32)
+    _argmin_last(U, out)
+    return out
+
+
 # Halo exchange. A tile reads the strips of its neighbours next to it. map_overlap would
 # build them with ~8 slicing tasks per array and block and a concatenation, every half
 # round (~30 tasks per tile update); here one task per block cuts all the strips its
@@ -683,7 +703,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     else:
         beta = check_float(beta, "beta", low=0.0)
     if init is None:
-        z = U.argmin(axis=2).astype(np.int32)
+        z = U.map_blocks(_unary_argmin, drop_axis=2, dtype=np.int32, meta=np.empty((0, 0), np.int32))
     else:
         z = _as_dask(init, chunks, "init")
         if z.shape != U.shape[:2] or z.chunks != U.chunks[:2]:
