@@ -36,6 +36,8 @@ from .icm import _REL_TOL
 
 __all__ = ["grid_icm"]
 
+_BLOCK = 16  # side of the blocks of the random visiting order
+
 
 @njit(cache=True, nogil=True)
 def _grid_energy(U, wh, wv, z):  # pragma: no cover - compiled
@@ -114,6 +116,19 @@ def _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, write):  # pragma:
     return 0.0
 
 
+@njit(cache=True, nogil=True)
+def _shuffle(a, m, state):  # pragma: no cover - compiled
+    """Shuffle ``a[:m]`` in place (Fisher-Yates; the bounded draw is Lemire's
+    multiply-shift of 32 random bits); returns the new generator state."""
+    for t in range(m - 1, 0, -1):
+        state, bits = _splitmix64(state)
+        s = ((bits >> np.uint64(32)) * np.uint64(t + 1)) >> np.uint64(32)
+        tmp = a[t]
+        a[t] = a[s]
+        a[s] = tmp
+    return state
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _touch(dirty, i, j, r0, r1, c0, c1):  # pragma: no cover - compiled
     """Pixel ``(i, j)`` changed: its free neighbours must be looked at again."""
@@ -131,8 +146,8 @@ def _touch(dirty, i, j, r0, r1, c0, c1):  # pragma: no cover - compiled
 def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, max_iter, rel_tol, n_changes,
                      deltas, skip):  # pragma: no cover - compiled
     """Sweeps of ICM over the free window ``[r0:r1, c0:c1]`` of ``z`` (in place); pixels
-    outside it are fixed. ``visit`` (any permutation of the window's pixels, row-major)
-    is reshuffled in place before every sweep in random order. Per sweep, writes the
+    outside it are fixed. In random order ``visit`` (a permutation of the window's
+    ``_BLOCK``-square blocks, row-major) is reshuffled in place before every sweep. Per sweep, writes the
     number of changed labels and the energy change; returns the number of sweeps run.
 
     A pixel none of whose neighbours changed since its last visit is skipped: its costs
@@ -155,31 +170,43 @@ def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, ma
                     dirty[i, j] = 0
     state = np.uint64(seed)
     sweeps = 0
+    # random order by blocks: the B x B blocks of the window in a random order, the
+    # pixels of each block in a random order. Every free pixel is still visited once per
+    # sweep, but a block's unaries and weights stay in cache; a uniform permutation of
+    # a large tile made every visit a cache miss (40 % of a 1024^2 tile's time).
+    fh = r1 - r0
+    nbw = (fw + _BLOCK - 1) // _BLOCK
+    nb = ((fh + _BLOCK - 1) // _BLOCK) * nbw
+    local = np.empty(_BLOCK * _BLOCK, np.int64)
     for it in range(max_iter):
         changed = 0
         delta = 0.0
         if random_order:
-            # a fresh uniform permutation every sweep (Fisher-Yates; the bounded draw
-            # is Lemire's multiply-shift of 32 random bits)
-            for t in range(n - 1, 0, -1):
-                state, bits = _splitmix64(state)
-                s = ((bits >> np.uint64(32)) * np.uint64(t + 1)) >> np.uint64(32)
-                tmp = visit[t]
-                visit[t] = visit[s]
-                visit[s] = tmp
-        for t in range(n):
-            q = visit[t] if random_order else t  # raster order: the window row by row
-            di = q // fw
-            i = r0 + di
-            j = c0 + q - di * fw
-            if skip and dirty[i, j] == 0:
-                continue
-            dirty[i, j] = 0
-            d = _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, True)
-            if d != 0.0:
-                changed += 1
-                delta += d
-                _touch(dirty, i, j, r0, r1, c0, c1)
+            state = _shuffle(visit, nb, state)
+        for b in range(nb if random_order else 1):
+            if random_order:
+                bi, bj = divmod(visit[b], nbw)
+                i0, j0 = r0 + bi * _BLOCK, c0 + bj * _BLOCK
+                bh, bw = min(_BLOCK, r1 - i0), min(_BLOCK, c1 - j0)
+                m = bh * bw
+                for t in range(m):
+                    local[t] = t
+                state = _shuffle(local, m, state)
+            else:  # raster order: the window row by row
+                i0, j0, bw, m = r0, c0, fw, n
+            for t in range(m):
+                q = local[t] if random_order else t
+                di = q // bw
+                i = i0 + di
+                j = j0 + q - di * bw
+                if skip and dirty[i, j] == 0:
+                    continue
+                dirty[i, j] = 0
+                d = _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, True)
+                if d != 0.0:
+                    changed += 1
+                    delta += d
+                    _touch(dirty, i, j, r0, r1, c0, c1)
         n_changes[it] = changed
         deltas[it] = delta
         sweeps += 1
@@ -206,8 +233,8 @@ def _run(U, wh, wv, z, window, random_order, seed, max_iter, skip=True):
         return 0, n_changes[:0], deltas[:0]
     # int8 labels when they fit: the label array then stays in cache on large tiles
     zz = z.astype(np.int8) if U.shape[2] <= 127 else z
-    n = (r1 - r0) * (c1 - c0)
-    visit = np.arange(n if random_order else 0, dtype=np.int32 if n < 2**31 else np.int64)
+    nb = -(-(r1 - r0) // _BLOCK) * -(-(c1 - c0) // _BLOCK)
+    visit = np.arange(nb if random_order else 0, dtype=np.int64)
     sweeps = _grid_icm_kernel(U, wh, wv, zz, r0, r1, c0, c1, bool(random_order), visit, np.uint64(seed), max_iter,
                               _REL_TOL, n_changes, deltas, skip)
     if zz is not z:
@@ -254,7 +281,10 @@ def grid_icm(unary, wh, wv, *, init=None, fixed=(False, False, False, False), or
     fixed : tuple of 4 bool, default=(False, False, False, False)
         Hold the outermost (top, bottom, left, right) row/column at its ``init`` labels.
     order : {"random", "fixed"}, default="random"
-        A new random permutation of the free pixels every sweep, or raster order.
+        A new random order every sweep, or raster order. The random order visits the
+        16×16 blocks of the grid in random order and the pixels of each block in
+        random order (every free pixel once per sweep), which keeps a block's costs in
+        cache; a uniform permutation of a large grid is about 1.6× slower.
     max_iter : int, default=100
         Maximum number of sweeps.
     random_state : int, SeedSequence, Generator or None, default=None
