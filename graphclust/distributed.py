@@ -696,6 +696,12 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         raise InvalidParameterError(f"unknown method {method!r}; available: {', '.join(sorted(ENGINES))}")
     seed = None if random_state is None else int(check_random_state(random_state).integers(2**31))
     U, img = _check_grid(unary, image, chunks, halo)
+    # numpy inputs go to the workers once; left in the graph they would be sent with
+    # every half round's graph
+    if not isinstance(unary, da.Array):
+        (U,) = _persist(client, U)
+    if img is not None and not isinstance(image, da.Array):
+        (img,) = _persist(client, img)
     if img is None:
         beta = 0.0
     elif beta is None:

@@ -5,6 +5,7 @@ grid energy, local fits of the same estimator, and a plain-numpy run of the sync
 (Jacobi) k-means / DP-means iteration written here.
 """
 
+import functools
 import os
 import resource
 
@@ -176,6 +177,35 @@ def test_map_fit_survives_a_killed_worker(client):
         np.testing.assert_array_equal(o.labels, expected[o.index])
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
     assert set(client.scheduler_info()["workers"]) != before
+
+
+def _exit_once(marker, *_):
+    """ICM callback run inside a tile task: the first call anywhere kills its worker
+    process (the marker file makes the retried task go on)."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return False
+
+
+def test_grid_inference_survives_a_killed_worker(client, tmp_path):
+    """A worker process dies inside a tile update of the first round: Dask re-runs the
+    lost work and the tiled run ends with the labels of an undisturbed run."""
+    image, unary = _grid_problem(64, 64)
+    U = da.from_array(unary, chunks=(16, 16, 4))
+    I = da.from_array(image, chunks=(16, 16))
+    marker = tmp_path / "killed"
+    opts = {"order": "fixed", "callback": functools.partial(_exit_once, str(marker))}
+    before = set(client.scheduler_info()["workers"])
+    res = gd.grid_inference(U, I, smoothness=1.5, client=client, engine_options=opts)
+    labels = res.labels.compute()
+    assert marker.exists()
+    client.wait_for_workers(2, timeout=60)
+    assert set(client.scheduler_info()["workers"]) != before  # one worker was replaced
+    with dask.config.set(scheduler="threads"):  # the same run, undisturbed (the marker exists now)
+        ref = gd.grid_inference(U, I, smoothness=1.5, engine_options=opts)
+    assert res.converged and ref.n_rounds == res.n_rounds
+    np.testing.assert_array_equal(labels, ref.labels.compute())
 
 
 # ---------------------------------------------------------------------------- grids
