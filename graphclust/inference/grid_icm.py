@@ -147,8 +147,9 @@ def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, ma
                      deltas, skip):  # pragma: no cover - compiled
     """Sweeps of ICM over the free window ``[r0:r1, c0:c1]`` of ``z`` (in place); pixels
     outside it are fixed. In random order ``visit`` (a permutation of the window's
-    ``_BLOCK``-square blocks, row-major) is reshuffled in place before every sweep. Per sweep, writes the
-    number of changed labels and the energy change; returns the number of sweeps run.
+    ``_BLOCK``-square blocks, row-major) is reshuffled in place before every sweep. Per
+    sweep, writes the number of changed labels and the energy change; returns the
+    number of sweeps run.
 
     A pixel none of whose neighbours changed since its last visit is skipped: its costs
     are those it was last given its best label under, so the visit could not move it
@@ -173,7 +174,7 @@ def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, ma
     # random order by blocks: the B x B blocks of the window in a random order, the
     # pixels of each block in a random order. Every free pixel is still visited once per
     # sweep, but a block's unaries and weights stay in cache; a uniform permutation of
-    # a large tile made every visit a cache miss (40 % of a 1024^2 tile's time).
+    # a large tile made nearly every visit a cache miss (a 1024^2 tile: 1.3 s -> 0.7 s).
     fh = r1 - r0
     nbw = (fw + _BLOCK - 1) // _BLOCK
     nb = ((fh + _BLOCK - 1) // _BLOCK) * nbw
