@@ -66,7 +66,7 @@ Output: markdown tables (to stdout, or atomically to ``--out``; ``--json`` keeps
 record); progress and per-cell means on stderr. Times are wall seconds per fit. Measured
 tables and the comparison with the seed: ``docs/benchmarks/sideinfo_uci.md``.
 
-    python benchmarks/bench_sideinfo_uci.py [--quick] [--runs 10] [--datasets iris,wine]
+    python benchmarks/bench_sideinfo_uci.py [--quick] [--runs 10] [--first-run 0] [--datasets iris,wine]
         [--methods rdpmeans,tvclust] [--rates 0.01,0.03] [--accuracies 1,0.9] [--wrong-k]
         [--wrong-k-at 0.03,1.0] [--features raw|zscore] [--convention ref_code|paper]
         [--tvclust-sweeps 100] [--peer-timeout 120] [--run-inconsistent-peers] [--out FILE] [--json FILE]
@@ -298,7 +298,7 @@ def run_grid(args, fitters, log):
         for r, p, ks in cells:
             t_cell = time.perf_counter()
             per_method = defaultdict(list)
-            for run in range(args.runs):
+            for run in range(args.first_run, args.first_run + args.runs):
                 c_seed, m_seed = cell_seeds(ds, r, p, run)
                 S = gc.SideInfo.sample(y, rate=r, convention=args.convention, noise=1.0 - p, random_state=c_seed)
                 if (ds, r, p, run) not in {(s["dataset"], s["r"], s["p"], s["run"]) for s in sampling}:
@@ -563,6 +563,8 @@ def parse(argv):
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: iris and wine, 2 runs, r=0.03, p in {1, 0.9} (unless given explicitly)")
     ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 10, --quick: 2)")
+    ap.add_argument("--first-run", type=int, default=0,
+                    help="index of the first run (its seeds): split a long grid into jobs, then --merge them")
     ap.add_argument("--datasets", default=None, help=f"comma-separated, from {', '.join(DATASETS)}")
     ap.add_argument("--methods", default=None, help=f"comma-separated, from {', '.join(METHODS)}")
     ap.add_argument("--rates", default=None, help="comma-separated r values (default 0.01,0.03,0.05)")
@@ -607,6 +609,8 @@ def parse(argv):
         args.runs = 2 if args.quick else 10
     if args.runs < 1:
         ap.error("--runs must be >= 1")
+    if args.first_run < 0:
+        ap.error("--first-run must be >= 0")
     if args.tvclust_sweeps < 2:
         ap.error("--tvclust-sweeps must be >= 2")
     if args.merge:

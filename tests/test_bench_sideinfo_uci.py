@@ -81,6 +81,13 @@ def test_merge_renders_earlier_runs_as_one_table(tmp_path):
     assert rows["DP-means"] == want["DP-means"]
     assert rows["RDP-means (annealed ξ)"][1] == "not run" and rows["RDP-means (annealed ξ)"][0] != "not run"
     assert "records merged from" in merged["markdown"]
+    # a grid split by runs (--first-run) merges into the same table as well
+    c, d = tmp_path / "c.json", tmp_path / "d.json"
+    bench.main(common[:-1] + ["1", "--accuracies", "1,0.9", "--methods", "dpmeans", "--json", str(c)])
+    bench.main(common[:-1] + ["1", "--first-run", "1", "--accuracies", "1,0.9", "--methods", "dpmeans",
+                              "--json", str(d)])
+    split = bench.main(["--merge", f"{c},{d}"])
+    assert table_rows(split["markdown"], "### iris, r = 0.03")["DP-means"] == want["DP-means"]
 
 
 def test_quick_iris_peers_fail_as_failures():
