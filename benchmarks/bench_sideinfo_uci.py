@@ -647,8 +647,12 @@ def _load_merged(ap, args):
         args.accuracies = sorted({x["p"] for x in recs if x["k_decl"] == x["k"]}, reverse=True)
     if "--runs" not in given:
         args.runs = max(x["run"] for x in recs) + 1
+    # only the selected data sets and methods (a file may hold more)
+    recs = [x for x in recs if x["dataset"] in args.datasets and x["method"] in args.methods]
+    if not recs:
+        ap.error("--merge: no record of the selected data sets and methods")
     args.wrong_k = args.wrong_k or any(x["k_decl"] != x["k"] for x in recs)
-    return recs, list(sampling.values())
+    return recs, [x for x in sampling.values() if x["dataset"] in args.datasets]
 
 
 def write_atomic(path, text):

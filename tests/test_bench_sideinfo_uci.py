@@ -88,6 +88,13 @@ def test_merge_renders_earlier_runs_as_one_table(tmp_path):
                               "--json", str(d)])
     split = bench.main(["--merge", f"{c},{d}"])
     assert table_rows(split["markdown"], "### iris, r = 0.03")["DP-means"] == want["DP-means"]
+    # a selection narrower than the files renders only what was selected
+    e = tmp_path / "e.json"
+    bench.main(["--quick", "--datasets", "iris,wine", "--runs", "1", "--methods", "dpmeans,rdpmeans", "--json", str(e)])
+    only = bench.main(["--merge", str(e), "--datasets", "wine", "--methods", "rdpmeans"])
+    assert {(x["dataset"], x["method"]) for x in only["records"]} == {("wine", "rdpmeans")}
+    assert "### iris" not in only["markdown"] and list(table_rows(only["markdown"], "### wine, r = 0.03")) == [
+        "RDP-means (annealed ξ)"]
 
 
 def test_quick_iris_peers_fail_as_failures():
