@@ -8,6 +8,7 @@ grid energy, local fits of the same estimator, and a plain-numpy run of the sync
 import functools
 import os
 import resource
+import time
 
 import networkx as nx
 import numpy as np
@@ -162,8 +163,9 @@ def test_map_fit_survives_a_killed_worker(client):
     """A worker process killed mid-run: Dask re-runs its tasks, every answer is right."""
     X, y = gc.datasets.load_iris()
     problems = [(X[i % 3::2], gc.SideInfo.sample(y[i % 3::2], n_pairs=20, random_state=i)) for i in range(16)]
-    est = gc.RDPMeans(n_clusters=3, random_state=0)
-    expected = [gc.RDPMeans(n_clusters=3, random_state=0).fit(d, s).labels_ for d, s in problems]
+    # restarts make a fit last long enough (tens of ms) that the kill lands mid-run
+    est = gc.RDPMeans(n_clusters=3, n_init=20, random_state=0)
+    expected = [gc.RDPMeans(n_clusters=3, n_init=20, random_state=0).fit(d, s).labels_ for d, s in problems]
     before = set(client.scheduler_info()["workers"])
     outs, killed = [], False
     for out in gd.map_fit(est, problems, client=client, max_pending=16):
@@ -175,8 +177,11 @@ def test_map_fit_survives_a_killed_worker(client):
     assert len(outs) == len(problems) and all(o.ok for o in outs)
     for o in outs:
         np.testing.assert_array_equal(o.labels, expected[o.index])
+    deadline = time.monotonic() + 60  # the victim exits 50 ms after the kill order
+    while victim in client.scheduler_info()["workers"] and time.monotonic() < deadline:
+        time.sleep(0.05)
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
-    assert set(client.scheduler_info()["workers"]) != before
+    assert victim not in client.scheduler_info()["workers"]
 
 
 def _exit_once(marker, *_):
