@@ -77,8 +77,7 @@ def _cpu_seconds():
 def _warm_up():
     """Load the compiled grid kernels (numba cache) in a worker process; returns seconds."""
     t = time.perf_counter()
-    from graphclust.distributed import _unary_argmin
-    from graphclust.inference.grid_icm import grid_icm
+    from graphclust.inference.grid_icm import _unary_argmin, grid_icm
 
     for dtype in (np.float32, np.float64):
         _unary_argmin(np.zeros((2, 2, 2), dtype))
@@ -184,16 +183,6 @@ def run_tiled(args, n_workers, size, runs, dtype=np.float64):
         return _report(args, st)
 
 
-def _energy(unary, wh, wv, z, rows=512):
-    """The grid energy in float64, a band of rows at a time."""
-    e = 0.0
-    for r in range(0, z.shape[0], rows):
-        zz = z[r:r + rows]
-        e += np.take_along_axis(unary[r:r + rows], zz[..., None].astype(np.intp), axis=2).sum(dtype=np.float64)
-    e += (wh * (z[:, 1:] != z[:, :-1])).sum() + (wv * (z[1:] != z[:-1])).sum()
-    return float(e)
-
-
 def bench_grid(args):
     """1 and 2 workers, two clusters alive at once and their runs interleaved, so that
     both see the same machine load; the speed-up is reported per pair and as a ratio of
@@ -220,7 +209,7 @@ def bench_peer(args):
     import graphclust.distributed as gd
     from graphclust.energy import Energy
     from graphclust.inference import solve
-    from graphclust.inference.grid_icm import grid_icm
+    from graphclust.inference.grid_icm import _grid_energy, grid_icm
 
     for size in args.peer_sizes:
         dtype = np.float64 if size <= args.generic_max else np.float32
@@ -229,11 +218,11 @@ def bench_peer(args):
         image = img.compute(scheduler="threads")
         unary = U.compute(scheduler="threads")
         wh, wv = gd._pair_weights(image[..., None], beta, args.smoothness, image.shape)
-        e_tiled = _energy(unary, wh, wv, tiled)
+        e_tiled = _grid_energy(unary, wh, wv, np.ascontiguousarray(tiled))
         t = time.perf_counter()
         fast = grid_icm(unary, wh, wv, order=args.order, random_state=0)
         t_fast = time.perf_counter() - t
-        e_fast = _energy(unary, wh, wv, fast.labels)
+        e_fast = _grid_energy(unary, wh, wv, fast.labels)
         print(f"in-memory grid_icm on the whole {size}x{size} image ({np.dtype(dtype).name} unaries): "
               f"{t_fast:.1f} s, {fast.iterations} sweeps, energy {e_fast:.6g}; tiled/in-memory {e_tiled / e_fast:.5f} "
               f"(tiled {e_tiled:.6g}); peak RSS of this process {_peak_rss() / 1e9:.1f} GB", flush=True)

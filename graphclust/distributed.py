@@ -38,6 +38,7 @@ from numba import njit
 from ._utils import check_float, check_int, check_random_state, optional_import
 from .energy import Energy
 from .errors import InvalidParameterError
+from .inference.grid_icm import _unary_argmin
 
 __all__ = ["map_fit", "FitOutcome", "grid_inference", "grid_energy", "GridResult", "chunked_kmeans",
            "ChunkedKMeansResult"]
@@ -486,26 +487,6 @@ def _global_beta(img, client):
     return 0.5 / mean if mean > 0 else 0.0
 
 
-@njit(cache=True)
-def _argmin_last(U, out):  # pragma: no cover - compiled
-    h, w, K = U.shape
-    for i in range(h):
-        for j in range(w):
-            best = 0
-            for k in range(1, K):
-                if U[i, j, k] < U[i, j, best]:
-                    best = k
-            out[i, j] = best
-
-
-def _unary_argmin(U):
-    """The cheapest label of every pixel of a unary block (the first on ties, as
-    ``argmin``); numpy's strided reduction over a short last axis was a tenth of a run."""
-    out = np.empty(U.shape[:2], np.int32)
-    _argmin_last(U, out)
-    return out
-
-
 # Halo exchange. A tile reads the strips of its neighbours next to it. map_overlap would
 # build them with ~8 slicing tasks per array and block and a concatenation, every half
 # round (~30 tasks per tile update); here one task per block cuts all the strips its
@@ -718,12 +699,14 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
             )
         z = z.astype(np.int32)
     (z,) = _persist(client, z)
-    rings = _persist(client, *[_halo_rings(x, halo) for x in (U, img) if x is not None]) + [None]
+    # the halo strips of the unaries and the image never change: cut once per run
+    rings = _persist(client, *[_halo_rings(x, halo) for x in (U, img) if x is not None])
+    rings = (rings[0], rings[1] if img is not None else None)
     n_changes, converged, rounds = [], False, 0
     for r in range(max_rounds):
         start = z
         for colour in (0, 1):
-            new = _half_round(z, U, img, rings[:2], colour, halo, beta=beta, smoothness=smoothness, method=method,
+            new = _half_round(z, U, img, rings, colour, halo, beta=beta, smoothness=smoothness, method=method,
                               options=engine_options, seed=seed, round_=r)
             (z,) = _persist(client, new)
         (changed,) = _compute(client, (z != start).sum())
@@ -1095,7 +1078,6 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
     if schedule == "sweep":  # unconstrained points move with the first class, as in the colour ICM
         chunk_colours = [np.maximum(c, 0) for c in chunk_colours]
     Xb = X.to_delayed().ravel()
-    none = np.empty(0, np.int64)
 
     def assign(z, C, active, links=True):
         """One pass over the chunks: new labels (persisted) and the reduced statistics."""
@@ -1110,8 +1092,7 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
         for b in range(len(Xb)):
             s, e = (cuts[b], cuts[b + 1]) if links else (0, 0)
             lab, st = delayed(_assign_chunk, nout=2, pure=True)(
-                Xb[b], zb[b], Cd, node[s:e] - bounds[b], pl[s:e] if links else none, wd[s:e], chunk_colours[b],
-                active)
+                Xb[b], zb[b], Cd, node[s:e] - bounds[b], pl[s:e], wd[s:e], chunk_colours[b], active)
             labels.append(da.from_delayed(lab, shape=(X.chunks[0][b],), dtype=np.int64))
             stats.append(st)
         z, root = _persist(client, da.concatenate(labels), _tree(delayed, stats, split_every))

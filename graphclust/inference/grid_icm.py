@@ -56,6 +56,27 @@ def _grid_energy(U, wh, wv, z):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _argmin_last(U, out):  # pragma: no cover - compiled
+    h, w, K = U.shape
+    for i in range(h):
+        for j in range(w):
+            best = 0
+            for k in range(1, K):
+                if U[i, j, k] < U[i, j, best]:
+                    best = k
+            out[i, j] = best
+
+
+def _unary_argmin(U):
+    """The cheapest label of every pixel of an ``(H, W, K)`` unary volume, int32 (the
+    first on ties, as ``argmin``); numpy's strided reduction over the short last axis
+    took about a tenth of a tiled 4096² run."""
+    out = np.empty(U.shape[:2], np.int32)
+    _argmin_last(U, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _splitmix64(state):  # pragma: no cover - compiled
     """One step of SplitMix64 on a uint64 state: (new state, 64 random bits)."""
     state = state + np.uint64(0x9E3779B97F4A7C15)
@@ -341,7 +362,7 @@ def grid_icm(unary, wh, wv, *, init=None, fixed=(False, False, False, False), or
     if len(fixed) != 4:
         raise InvalidParameterError(f"fixed must be 4 booleans (top, bottom, left, right), got {fixed!r}")
     if init is None:
-        z = np.ascontiguousarray(U.argmin(axis=2), dtype=np.int32)
+        z = _unary_argmin(U)
     else:
         z0 = np.asarray(init)
         if z0.shape != (h, w) or not np.issubdtype(z0.dtype, np.integer):
