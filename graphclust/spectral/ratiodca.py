@@ -171,9 +171,11 @@ class RatioProblem:
             data = np.concatenate([np.ones(m), -np.ones(m)])
             r = np.concatenate([np.arange(m), np.arange(m)])
             c = np.concatenate([self.ei, self.ej])
-            self._D = sp.csr_array((data, (r, c)), shape=(m, self.n))
-            self._DT = self._D.T.tocsr()
-        return self._D, self._DT
+            D = sp.csr_array((data, (r, c)), shape=(m, self.n))
+            # one assignment: COSC's n_jobs threads share the problem, and a thread that
+            # saw D set before its transpose failed (a fresh clone's test_n_jobs run)
+            self._D = (D, D.T.tocsr())
+        return self._D
 
     def local_layout(self):
         """Renumbering used by the inner solver on large graphs, or None (``n < 2000``).
