@@ -84,10 +84,22 @@ def _check_client(client, *, required=False):
     return client
 
 
-def _persist(client, *xs):
+def _persist(client, *xs, optimize=True):
     dask, _ = _dask()
-    out = client.persist(list(xs)) if client is not None else dask.persist(*xs)
-    return list(out)
+    if client is not None:
+        return list(client.persist(list(xs), optimize_graph=optimize))
+    return list(dask.persist(*xs, optimize_graph=optimize))
+
+
+def _wait(*xs):
+    """Block until the persisted collections ``xs`` are in memory (no-op off distributed)."""
+    _dask()
+    from distributed import futures_of, wait
+
+    futures = futures_of(list(xs))
+    if futures:
+        with futures[0].client.as_current():  # the client need not be the default one
+            wait(futures)
 
 
 def _compute(client, *xs):
@@ -548,6 +560,66 @@ def _halo_rings(x, halo):
     return _block_array(rings, dsk, [x], ((1,) * nb[0], (1,) * nb[1]), object, np.empty((0, 0), object))
 
 
+def _tile_plan(numblocks, nthreads, current=None):
+    """A worker per tile, ``{(i, j): address}``: the tiles of each checkerboard colour
+    shared among the workers in proportion to their threads (the tiles of one colour
+    run together, so a worker holding more than its share idles the others for that
+    half round). A tile stays on the worker in ``current`` (where its unary block lives)
+    while that worker is under its share; the others fill the remaining shares in
+    raster order, which gives each worker bands of neighbouring tiles."""
+    workers = sorted(nthreads)
+    total = sum(nthreads[w] for w in workers)
+    current = current or {}
+    plan = {}
+    for colour in (0, 1):
+        tiles = [(i, j) for i in range(numblocks[0]) for j in range(numblocks[1]) if (i + j) % 2 == colour]
+        exact = {w: len(tiles) * nthreads[w] / total for w in workers}
+        quota = {w: int(exact[w]) for w in workers}
+        # largest remainders take the tiles the floors leave over
+        for w in sorted(workers, key=lambda w: quota[w] - exact[w])[:len(tiles) - sum(quota.values())]:
+            quota[w] += 1
+        rest = []
+        for t in tiles:
+            w = current.get(t)
+            if quota.get(w, 0) > 0:
+                plan[t], quota[w] = w, quota[w] - 1
+            else:
+                rest.append(t)
+        free = (w for w in workers for _ in range(quota[w]))
+        plan.update(zip(rest, free))
+    return plan
+
+
+def _grid_plan(client, U):
+    """The tile plan on the distributed client in use (``client`` or the default one),
+    keeping tiles where the blocks of an already persisted ``U`` live; None without a
+    distributed client."""
+    if client is None:
+        try:
+            from distributed import default_client
+
+            client = default_client()
+        except ValueError:
+            return None
+    current = {}
+    for key, where in client.who_has(U).items():
+        if where and key[0] == U.name:
+            current[(key[1], key[2])] = where[0]
+    return _tile_plan(U.numblocks[:2], client.nthreads(), current)
+
+
+def _placed(plan):
+    """Annotate the tasks built inside: a task whose key names block ``(i, j)`` prefers
+    the worker ``plan[(i, j)]`` and may run elsewhere if that worker is gone (so Dask's
+    retry after a lost worker still works). No-op without a plan."""
+    import contextlib
+
+    if plan is None:
+        return contextlib.nullcontext()
+    dask, _ = _dask()
+    return dask.annotate(workers=lambda key: [plan[(key[1], key[2])]], allow_other_workers=True)
+
+
 def _tile_task(z, U, img, z_neighbours, U_ring, img_ring, step):
     """One tile update from its blocks and halo strips (see :func:`_tile_step`)."""
     rest = () if img is None else (_extend(img, img_ring),)
@@ -577,7 +649,11 @@ def _half_round(z, U, img, rings, colour, halo, **step_kw):
                              _neighbour_keys(edges, i, j, nb), (U_rings.name, i, j),
                              None if img is None else (img_rings.name, i, j), step)
     deps = [z, U, U_rings] + ([img, img_rings] if img is not None else [])
-    return _block_array(name, dsk, deps, z.chunks, z.dtype, z._meta)
+    # a worker runs one task at a time: the tiny strip-cutting and key-keeping tasks go
+    # first, or they wait behind its tile updates while the other worker waits for them
+    dask, _ = _dask()
+    with dask.annotate(priority=lambda key: 0 if key[0] == name and (key[1] + key[2]) % 2 == colour else 1):
+        return _block_array(name, dsk, deps, z.chunks, z.dtype, z._meta)
 
 
 def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None, sigma=None, halo=1,
@@ -677,38 +753,56 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         raise InvalidParameterError(f"unknown method {method!r}; available: {', '.join(sorted(ENGINES))}")
     seed = None if random_state is None else int(check_random_state(random_state).integers(2**31))
     U, img = _check_grid(unary, image, chunks, halo)
+    plan = _grid_plan(client, U)
+    if plan is not None and not isinstance(unary, da.Array):
+        with _placed(plan):  # the same blocks again, now placed by the plan
+            U, img = _check_grid(unary, image, chunks, halo)
+    # graph optimisation drops the plan's annotations, so nothing below is optimised
+    # when persisted; lazy inputs' own graphs are optimised here, once (not persisted
+    # ones: dask.optimize drops the futures their graphs consist of)
+    from distributed import futures_of
+
+    U, img = (x if x is None or futures_of(x) else dask.optimize(x)[0] for x in (U, img))
     # numpy inputs go to the workers once; left in the graph they would be sent with
     # every half round's graph
     if not isinstance(unary, da.Array):
-        (U,) = _persist(client, U)
+        (U,) = _persist(client, U, optimize=False)
     if img is not None and not isinstance(image, da.Array):
-        (img,) = _persist(client, img)
+        (img,) = _persist(client, img, optimize=False)
     if img is None:
         beta = 0.0
     elif beta is None:
         beta = _global_beta(img, client)
     else:
         beta = check_float(beta, "beta", low=0.0)
-    if init is None:
-        z = U.map_blocks(_unary_argmin, drop_axis=2, dtype=np.int32, meta=np.empty((0, 0), np.int32))
-    else:
-        z = _as_dask(init, chunks, "init")
-        if z.shape != U.shape[:2] or z.chunks != U.chunks[:2]:
-            raise InvalidParameterError(
-                f"init must have shape {U.shape[:2]} and chunks {U.chunks[:2]}, got {z.shape} and {z.chunks}"
-            )
-        z = z.astype(np.int32)
-    (z,) = _persist(client, z)
-    # the halo strips of the unaries and the image never change: cut once per run
-    rings = _persist(client, *[_halo_rings(x, halo) for x in (U, img) if x is not None])
+    # only graph layers built inside _placed get the plan; persist outside it, or dask
+    # would apply the plan to every task of the graph (the user's too)
+    with _placed(plan):
+        if init is None:
+            z = U.map_blocks(_unary_argmin, drop_axis=2, dtype=np.int32, meta=np.empty((0, 0), np.int32))
+        else:
+            z = _as_dask(init, chunks, "init")
+            if z.shape != U.shape[:2] or z.chunks != U.chunks[:2]:
+                raise InvalidParameterError(
+                    f"init must have shape {U.shape[:2]} and chunks {U.chunks[:2]}, got {z.shape} and {z.chunks}"
+                )
+            z = z.astype(np.int32)
+        # the halo strips of the unaries and the image never change: cut once per run
+        rings = [_halo_rings(x, halo) for x in (U, img) if x is not None]
+    (z,) = _persist(client, z, optimize=False)
+    rings = _persist(client, *rings, optimize=False)
+    # let these small tasks finish before the first tile update takes a worker's only
+    # thread: one still waiting for a transfer would otherwise queue behind it
+    _wait(z, *rings)
     rings = (rings[0], rings[1] if img is not None else None)
     n_changes, converged, rounds = [], False, 0
     for r in range(max_rounds):
         start = z
         for colour in (0, 1):
-            new = _half_round(z, U, img, rings, colour, halo, beta=beta, smoothness=smoothness, method=method,
-                              options=engine_options, seed=seed, round_=r)
-            (z,) = _persist(client, new)
+            with _placed(plan):
+                new = _half_round(z, U, img, rings, colour, halo, beta=beta, smoothness=smoothness, method=method,
+                                  options=engine_options, seed=seed, round_=r)
+            (z,) = _persist(client, new, optimize=False)
         (changed,) = _compute(client, (z != start).sum())
         rounds += 1
         n_changes.append(int(changed))

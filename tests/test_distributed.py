@@ -284,6 +284,49 @@ def test_tiled_icm_one_tile_is_the_engine(client):
     np.testing.assert_array_equal(res.labels.compute().ravel(), solve(E, "icm", order="fixed").labels)
 
 
+@pytest.mark.parametrize("numblocks", [(4, 4), (3, 5), (1, 1), (2, 7)])
+@pytest.mark.parametrize("nthreads", [{"a": 1, "b": 1}, {"a": 1, "b": 2}, {"a": 2, "b": 1, "c": 1}])
+def test_tile_plan_shares_each_colour_by_threads(numblocks, nthreads):
+    """Each checkerboard colour's tiles are split over the workers in proportion to their
+    threads (shares within one tile of exact); blocks already on a worker under its share
+    stay there."""
+    total = sum(nthreads.values())
+    rng = np.random.default_rng(sum(numblocks))
+    workers = sorted(nthreads)
+    current = {(i, j): workers[0] if rng.random() < 0.8 else workers[-1]
+               for i in range(numblocks[0]) for j in range(numblocks[1])}
+    for cur in (None, current):
+        plan = gd._tile_plan(numblocks, nthreads, cur)
+        assert set(plan) == {(i, j) for i in range(numblocks[0]) for j in range(numblocks[1])}
+        for colour in (0, 1):
+            tiles = [t for t in plan if sum(t) % 2 == colour]
+            for w in workers:
+                share = len(tiles) * nthreads[w] / total
+                assert abs(sum(plan[t] == w for t in tiles) - share) < 1, (colour, w, plan)
+    # the most tiles possible stay where their blocks are: per colour and worker, the
+    # smaller of what it holds and its share
+    kept = sum(plan[t] == current[t] for t in plan)
+    best = 0
+    for colour in (0, 1):
+        tiles = [t for t in plan if sum(t) % 2 == colour]
+        best += sum(min(sum(current[t] == w for t in tiles), sum(plan[t] == w for t in tiles)) for w in workers)
+    assert kept == best
+
+
+def test_grid_inference_places_each_colour_on_both_workers(client):
+    """Numpy inputs are persisted by the plan: after the run, each worker holds label
+    blocks of both colours (a placement by key order alone can give one worker all the
+    tiles of a colour, which then run one after another)."""
+    image, unary = _grid_problem(64, 64)
+    res = gd.grid_inference(unary, image, chunks=(16, 16), smoothness=1.0, client=client, random_state=0,
+                            max_rounds=2)
+    held = {}
+    for key, where in client.who_has(res.labels).items():
+        if key[0] == res.labels.name:
+            held.setdefault(where[0], set()).add((key[1] + key[2]) % 2)
+    assert len(held) == 2 and all(colours == {0, 1} for colours in held.values()), held
+
+
 @pytest.mark.parametrize("halo", [1, 3])
 def test_halo_strips_rebuild_the_overlapping_window(halo):
     """Every block extended by its neighbours' strips is exactly the window of the whole
