@@ -339,11 +339,12 @@ def _fast_icm(method, options):
             and opts.get("schedule", "sequential") == "sequential")
 
 
-def _tile_step(z, U, *rest, block_id=None, nblocks=None, halo=1, colour=0, beta=0.0, smoothness=1.0,
+def _tile_step(z, U, weights=None, *, block_id=None, nblocks=None, halo=1, colour=0, smoothness=1.0,
                method="icm", options=None, seed=None, round_=0):
     """One tile update: run the engine on the tile (plus free context) with the outer
-    ring of the halo fixed, keep the new tile labels only if they lower the energy."""
-    img = rest[0] if rest else None
+    ring of the halo fixed, keep the new tile labels only if they lower the energy.
+    ``weights`` is the extended tile's ``(wh, wv)`` (:func:`_tile_weights`), or None for
+    the constant ``smoothness``."""
     z = z[..., 0]
     top, bottom, left, right = _sides(block_id, nblocks, halo)
     h, w = z.shape
@@ -354,11 +355,7 @@ def _tile_step(z, U, *rest, block_id=None, nblocks=None, halo=1, colour=0, beta=
     U = np.asarray(U)
     if not (fast and U.dtype in (np.float32, np.float64)):
         U = U.astype(np.float64)
-    if img is not None:
-        img = np.asarray(img, dtype=np.float64)
-        if img.ndim == 2:
-            img = img[..., None]
-    wh, wv = _pair_weights(img, beta, smoothness, (h, w))
+    wh, wv = _pair_weights(None, 0.0, smoothness, (h, w)) if weights is None else weights
     # free region: everything but the outermost ring where a halo exists
     r0, r1, c0, c1 = int(top > 0), h - int(bottom > 0), int(left > 0), w - int(right > 0)
     if fast:
@@ -560,6 +557,50 @@ def _halo_rings(x, halo):
     return _block_array(rings, dsk, [x], ((1,) * nb[0], (1,) * nb[1]), object, np.empty((0, 0), object))
 
 
+def _pair_sq_sum(block, ring):
+    """``sum |I_p - I_q|^2`` over the 4-neighbour pairs inside an image block and those
+    joining it to its right and lower neighbours (first column / row of their strips)."""
+    x = np.asarray(block, dtype=np.float64)
+    x = x.reshape(x.shape[:2] + (-1,))
+    s = ((x[:, 1:] - x[:, :-1]) ** 2).sum() + ((x[1:] - x[:-1]) ** 2).sum()
+    right, below = ring[(0, 1)], ring[(1, 0)]
+    if right is not None:
+        s += ((x[:, -1] - right[:, 0].reshape(x.shape[0], -1)) ** 2).sum()
+    if below is not None:
+        s += ((x[-1] - below[0].reshape(x.shape[1], -1)) ** 2).sum()
+    return float(s)
+
+
+def _block_map(func, prefix, x, rings, *args):
+    """One object block per block of the 2-D grid of ``x``: ``func(block, ring, *args)``."""
+    from dask.base import tokenize
+
+    nb, tail = x.numblocks[:2], (0,) * (x.ndim - 2)
+    name = prefix + "-" + tokenize(func, x.name, rings.name, args)
+    dsk = {(name, i, j): (func, (x.name, i, j, *tail), (rings.name, i, j), *args)
+           for i in range(nb[0]) for j in range(nb[1])}
+    return _block_array(name, dsk, [x, rings], ((1,) * nb[0], (1,) * nb[1]), object, np.empty((0, 0), object))
+
+
+def _ring_beta(img, img_rings, client):
+    """:func:`_global_beta` from the image blocks and their halo strips, already on the
+    workers: one task per block and a sum (the ``da.diff`` reduction needs ~10 tasks
+    per block to pair pixels across chunk borders)."""
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    h, w = img.shape[:2]
+    m = h * (w - 1) + (h - 1) * w
+    if m == 0:
+        return 0.0
+    parts = _block_map(_pair_sq_sum, "grid-beta-part", img, img_rings)
+    name = "grid-beta-" + parts.name
+    dsk = {name: (sum, [k for row in parts.__dask_keys__() for k in row])}
+    (total,) = _compute(client, Delayed(name, HighLevelGraph.from_collections(name, dsk, [parts])))
+    mean = total / m
+    return 0.5 / mean if mean > 0 else 0.0
+
+
 def _tile_plan(numblocks, nthreads, current=None):
     """A worker per tile, ``{(i, j): address}``: the tiles of each checkerboard colour
     shared among the workers in proportion to their threads (the tiles of one colour
@@ -591,15 +632,15 @@ def _tile_plan(numblocks, nthreads, current=None):
 
 
 def _grid_plan(client, U):
-    """The tile plan on the distributed client in use (``client`` or the default one),
-    keeping tiles where the blocks of an already persisted ``U`` live; None without a
-    distributed client."""
+    """The tile plan on the distributed client in use (``client``, or the one dask's
+    current scheduler belongs to), keeping tiles where the blocks of an already
+    persisted ``U`` live; None when dask runs locally."""
     if client is None:
-        try:
-            from distributed import default_client
+        from dask.base import get_scheduler
+        from distributed import Client
 
-            client = default_client()
-        except ValueError:
+        client = getattr(get_scheduler(), "__self__", None)  # Client.get when dask uses one
+        if not isinstance(client, Client):
             return None
     current = {}
     for key, where in client.who_has(U).items():
@@ -620,13 +661,20 @@ def _placed(plan):
     return dask.annotate(workers=lambda key: [plan[(key[1], key[2])]], allow_other_workers=True)
 
 
-def _tile_task(z, U, img, z_neighbours, U_ring, img_ring, step):
+def _tile_weights(img, img_ring, beta, smoothness):
+    """The Potts weights ``(wh, wv)`` of an image block extended by its halo; they never
+    change during a run, so each block's are computed once (a quarter of a tile
+    update's time in the late rounds, when few labels move)."""
+    x = np.asarray(_extend(img, img_ring), dtype=np.float64)
+    return _pair_weights(x.reshape(x.shape[:2] + (-1,)), beta, smoothness, x.shape[:2])
+
+
+def _tile_task(z, U, weights, z_neighbours, U_ring, step):
     """One tile update from its blocks and halo strips (see :func:`_tile_step`)."""
-    rest = () if img is None else (_extend(img, img_ring),)
-    return step(_extend(z, _ring(z_neighbours))[..., None], _extend(U, U_ring), *rest)
+    return step(_extend(z, _ring(z_neighbours))[..., None], _extend(U, U_ring), weights)
 
 
-def _half_round(z, U, img, rings, colour, halo, **step_kw):
+def _half_round(z, U, weights, U_rings, colour, halo, **step_kw):
     """The labels after the tiles of checkerboard colour ``colour`` moved: per block, one
     task cutting its label strips (for the neighbours of a moving tile) and one tile
     update; the idle tiles keep their blocks by key."""
@@ -635,20 +683,18 @@ def _half_round(z, U, img, rings, colour, halo, **step_kw):
     from dask.base import tokenize
 
     nb = z.numblocks
-    token = tokenize(z.name, U.name, None if img is None else img.name, colour, halo, step_kw)
+    token = tokenize(z.name, U.name, None if weights is None else weights.name, colour, halo, step_kw)
     edges, name = "grid-label-edges-" + token, "grid-half-round-" + token
     moving = [(i, j) for i in range(nb[0]) for j in range(nb[1]) if (i + j) % 2 == colour]
     read = {key[1:] for i, j in moving for key in _neighbour_keys(z.name, i, j, nb) if key is not None}
     dsk = {(edges, i, j): (_edges, (z.name, i, j), halo) for i, j in read}
     dsk.update({(name, i, j): (z.name, i, j) for i in range(nb[0]) for j in range(nb[1]) if (i + j) % 2 != colour})
-    U_rings, img_rings = rings
     for i, j in moving:
         step = functools.partial(_tile_step, block_id=(i, j), nblocks=nb, halo=halo, colour=colour, **step_kw)
         dsk[(name, i, j)] = (_tile_task, (z.name, i, j), (U.name, i, j, 0),
-                             None if img is None else (img.name, i, j, *(0,) * (img.ndim - 2)),
-                             _neighbour_keys(edges, i, j, nb), (U_rings.name, i, j),
-                             None if img is None else (img_rings.name, i, j), step)
-    deps = [z, U, U_rings] + ([img, img_rings] if img is not None else [])
+                             None if weights is None else (weights.name, i, j),
+                             _neighbour_keys(edges, i, j, nb), (U_rings.name, i, j), step)
+    deps = [z, U, U_rings] + ([weights] if weights is not None else [])
     # a worker runs one task at a time: the tiny strip-cutting and key-keeping tasks go
     # first, or they wait behind its tile updates while the other worker waits for them
     dask, _ = _dask()
@@ -771,9 +817,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         (img,) = _persist(client, img, optimize=False)
     if img is None:
         beta = 0.0
-    elif beta is None:
-        beta = _global_beta(img, client)
-    else:
+    elif beta is not None:
         beta = check_float(beta, "beta", low=0.0)
     # only graph layers built inside _placed get the plan; persist outside it, or dask
     # would apply the plan to every task of the graph (the user's too)
@@ -794,21 +838,45 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     # let these small tasks finish before the first tile update takes a worker's only
     # thread: one still waiting for a transfer would otherwise queue behind it
     _wait(z, *rings)
-    rings = (rings[0], rings[1] if img is not None else None)
-    n_changes, converged, rounds = [], False, 0
-    for r in range(max_rounds):
-        start = z
+    U_rings, weights = rings[0], None
+    if img is not None:
+        img_rings = rings[1]
+        if beta is None:
+            beta = _ring_beta(img, img_rings, client)
+        with _placed(plan):
+            weights = _block_map(_tile_weights, "grid-weights", img, img_rings, beta, smoothness)
+        (weights,) = _persist(client, weights, optimize=False)
+    def submit_round(z, r):
         for colour in (0, 1):
             with _placed(plan):
-                new = _half_round(z, U, img, rings, colour, halo, beta=beta, smoothness=smoothness, method=method,
+                new = _half_round(z, U, weights, U_rings, colour, halo, smoothness=smoothness, method=method,
                                   options=engine_options, seed=seed, round_=r)
             (z,) = _persist(client, new, optimize=False)
+        return z
+
+    n_changes, converged, rounds = [], False, 0
+    start, z = z, submit_round(z, 0)
+    for r in range(max_rounds):
+        last = r + 1 == max_rounds
+        # on a distributed cluster round r + 1 is submitted before round r's changes are
+        # counted, so the workers never drain between rounds; if round r changed nothing
+        # its result is dropped and the labels are those of round r, as without it
+        # (dask's local schedulers would run it in full first)
+        following = submit_round(z, r + 1) if plan is not None and not last else None
         (changed,) = _compute(client, (z != start).sum())
         rounds += 1
         n_changes.append(int(changed))
         if changed == 0:
             converged = True
+            if following is not None:
+                # a round from a fixed point is a cheap check; let it finish rather than
+                # cancel tile tasks mid-run (each cancellation logs a worker warning)
+                from distributed import fire_and_forget
+
+                fire_and_forget(futures_of(following))
             break
+        if not last:
+            start, z = z, following if following is not None else submit_round(z, r + 1)
     return GridResult(labels=z, n_rounds=rounds, n_changes=n_changes, converged=converged, beta=float(beta),
                       seconds=time.perf_counter() - t0)
 

@@ -274,6 +274,25 @@ def test_tiled_inference_within_half_percent_in_process(method, halo):
     assert np.mean(energies) <= 1.005 * np.mean(single), (energies, single)
 
 
+@pytest.mark.parametrize("channels", [None, 3])
+@pytest.mark.parametrize("halo", [1, 3])
+def test_global_beta_from_halo_strips_equals_grid_arrays(channels, halo):
+    """beta computed from the blocks and their halo strips (ragged chunks, grey and
+    colour) equals grid_arrays' beta on the whole image and the da.diff reduction."""
+    rng = np.random.default_rng(halo)
+    image = rng.random((23, 31) if channels is None else (23, 31, channels))
+    chunks = ((7, 9, 7), (10, 5, 16)) + (() if channels is None else ((channels,),))
+    I = da.from_array(image, chunks=chunks)
+    rings = gd._halo_rings(I, halo)
+    got = gd._ring_beta(I, rings, None)
+    diffs = [np.diff(image, axis=1) ** 2, np.diff(image, axis=0) ** 2]
+    mean = sum(d.sum() for d in diffs) / (23 * 30 + 22 * 31)
+    assert got == pytest.approx(0.5 / mean, rel=1e-12)
+    assert got == pytest.approx(gd._global_beta(I, None), rel=1e-12)
+    if channels is None:  # grid_arrays' own beta gives the same weights
+        np.testing.assert_allclose(gc.grid_arrays(image, beta=got)[1], gc.grid_arrays(image)[1], rtol=1e-9)
+
+
 def test_tiled_icm_one_tile_is_the_engine(client):
     """With a single chunk the tiled run is exactly one engine run from the argmin."""
     image, unary = _grid_problem(24, 24, K=3)
@@ -313,18 +332,48 @@ def test_tile_plan_shares_each_colour_by_threads(numblocks, nthreads):
     assert kept == best
 
 
-def test_grid_inference_places_each_colour_on_both_workers(client):
-    """Numpy inputs are persisted by the plan: after the run, each worker holds label
-    blocks of both colours (a placement by key order alone can give one worker all the
-    tiles of a colour, which then run one after another)."""
-    image, unary = _grid_problem(64, 64)
-    res = gd.grid_inference(unary, image, chunks=(16, 16), smoothness=1.0, client=client, random_state=0,
-                            max_rounds=2)
-    held = {}
-    for key, where in client.who_has(res.labels).items():
-        if key[0] == res.labels.name:
-            held.setdefault(where[0], set()).add((key[1] + key[2]) % 2)
-    assert len(held) == 2 and all(colours == {0, 1} for colours in held.values()), held
+@pytest.mark.parametrize("max_rounds", [2, 20])
+def test_speculative_rounds_give_the_local_run(client, max_rounds):
+    """On the cluster each round is submitted before the previous one is counted (and
+    dropped when that one changed nothing); labels, rounds and changes equal those of
+    the same run on dask's threaded scheduler, stopped by max_rounds or converged."""
+    image, unary = _grid_problem(64, 64, seed=3)
+    U = da.from_array(unary, chunks=(16, 16, 4))
+    I = da.from_array(image, chunks=(16, 16))
+    res = gd.grid_inference(U, I, smoothness=1.5, max_rounds=max_rounds, client=client, random_state=5)
+    with dask.config.set(scheduler="threads"):
+        assert gd._grid_plan(None, U) is None  # no plan, no speculation
+        ref = gd.grid_inference(U, I, smoothness=1.5, max_rounds=max_rounds, random_state=5)
+    assert res.converged == ref.converged == (max_rounds == 20)
+    assert (res.n_rounds, res.n_changes) == (ref.n_rounds, ref.n_changes)
+    np.testing.assert_array_equal(res.labels.compute(), ref.labels.compute())
+
+
+def test_half_round_tasks_carry_the_plan_and_priorities():
+    """The graph of a half round, built under the plan and left unoptimised (as
+    grid_inference persists it), carries a loose worker restriction per block and runs
+    the strip and key-keeping tasks before the tile updates; graph optimisation would
+    drop these annotations."""
+    from dask.base import collections_to_expr
+
+    image, unary = _grid_problem(48, 48)
+    U = da.from_array(unary, chunks=(16, 16, 4))
+    z = U.argmin(-1).astype(np.int32)
+    plan = gd._tile_plan((3, 3), {"tcp://a:1": 1, "tcp://b:1": 1})
+    with gd._placed(plan):
+        half = gd._half_round(z, U, None, gd._halo_rings(U, 1), 1, 1, smoothness=1.0,
+                              method="icm", options=None, seed=0, round_=0)
+    ann = collections_to_expr([half], False).__dask_annotations__()
+    tiles = [(half.name, i, j) for i in range(3) for j in range(3) if (i + j) % 2 == 1]
+    ours = [k for k in ann["workers"] if k[0] != z.name and k[0] != U.name]
+    assert set(tiles) < set(ours)
+    for key in ours:
+        assert ann["workers"][key] == [plan[key[1:3]]] and ann["allow_other_workers"][key] is True
+    half_round = [k for k in ours if k[0].startswith(("grid-half-round", "grid-label-edges"))]
+    assert len(half_round) == 9 + 9
+    for key in half_round:
+        assert ann["priority"][key] == (0 if key in tiles else 1)
+    assert not collections_to_expr([half], True).optimize().__dask_annotations__()
 
 
 @pytest.mark.parametrize("halo", [1, 3])
@@ -350,7 +399,7 @@ def test_halo_strips_rebuild_the_overlapping_window(halo):
                     if 0 <= i + di < 3 and 0 <= j + dj < 3 else None for di, dj in gd._OFFSETS]
             np.testing.assert_array_equal(gd._extend(block, gd._ring(nbrs)), window)
     z = da.zeros((23, 30), chunks=X.chunks[:2], dtype=np.int32)
-    half = gd._half_round(z, X, None, [gd._halo_rings(X, halo), None], 0, halo, beta=0.0, smoothness=1.0,
+    half = gd._half_round(z, X, None, gd._halo_rings(X, halo), 0, halo, smoothness=1.0,
                           method="icm", options=None, seed=0, round_=0)
     own = [k for k in dict(half.__dask_graph__()) if isinstance(k, tuple) and str(k[0]).startswith("grid-")
            and not str(k[0]).startswith("grid-ring") and not str(k[0]).startswith("grid-edges")]
@@ -368,13 +417,14 @@ def test_grid_kernel_tile_step_equals_generic_tile_step(monkeypatch, halo, block
     r = slice(block_id[0] * 12 + halo - top, (block_id[0] + 1) * 12 + halo + bottom)
     c = slice(block_id[1] * 10 + halo - left, (block_id[1] + 1) * 10 + halo + right)
     z = np.random.default_rng(1).integers(0, 3, size=image.shape).astype(np.int32)[r, c, None]
-    kw = dict(block_id=block_id, nblocks=(3, 3), halo=halo, colour=sum(block_id) % 2, beta=2.0, smoothness=0.9,
+    kw = dict(block_id=block_id, nblocks=(3, 3), halo=halo, colour=sum(block_id) % 2, smoothness=0.9,
               method="icm", options={"order": "fixed"})
-    fast = gd._tile_step(z, unary[r, c], image[r, c], **kw)
-    fast32 = gd._tile_step(z, unary[r, c].astype(np.float32), image[r, c], **kw)
+    weights = gd._pair_weights(image[r, c, None], 2.0, 0.9, z.shape[:2])
+    fast = gd._tile_step(z, unary[r, c], weights, **kw)
+    fast32 = gd._tile_step(z, unary[r, c].astype(np.float32), weights, **kw)
     assert gd._fast_icm("icm", kw["options"]) and not gd._fast_icm("icm", {"schedule": "colour"})
     monkeypatch.setattr(gd, "_fast_icm", lambda method, options: False)
-    generic = gd._tile_step(z, unary[r, c], image[r, c], **kw)
+    generic = gd._tile_step(z, unary[r, c], weights, **kw)
     assert fast.shape == (12, 10) and fast.dtype == np.int32
     assert (fast != z[top:top + 12, left:left + 10, 0]).any()
     np.testing.assert_array_equal(fast, generic)
