@@ -112,10 +112,12 @@ def _task_summary(data, since):
 
 def _start(stack, args, n_workers, size, dtype):
     """A LocalCluster with the inputs (persisted unless --inputs lazy) and warm workers."""
+    import dask
     import distributed
 
-    cl = stack.enter_context(distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                                      dashboard_address=None, host="127.0.0.1", memory_limit=0))
+    with dask.config.set({"distributed.scheduler.work-stealing": args.work_stealing == "on"}):
+        cl = stack.enter_context(distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                                          dashboard_address=None, host="127.0.0.1", memory_limit=0))
     client = stack.enter_context(distributed.Client(cl, set_as_default=False))
     img, U = grid_arrays_lazy(size, args.chunk, args.K, dtype)
     if args.inputs == "persisted":
@@ -163,7 +165,8 @@ def _report(args, st):
     med = statistics.median(times)
     n = st["n_workers"]
     print(f"grid {st['size']}x{st['size']} K={args.K} chunks={args.chunk} {np.dtype(st['dtype']).name} "
-          f"inputs={args.inputs} order={args.order} workers={n}: median {med:.1f} s, rounds {res.n_rounds} "
+          f"inputs={args.inputs} order={args.order} work-stealing={args.work_stealing} workers={n}: "
+          f"median {med:.1f} s, rounds {res.n_rounds} "
           f"changes {res.n_changes}, numba loading {st['warm']:.1f} s per worker, peak RSS per worker "
           f"{max(peaks.values()) / 1e6:.0f} MB, energy {energy:.6g}", flush=True)
     for wall, per_worker, client_cpu, load in st["runs"]:
@@ -302,6 +305,8 @@ def main():
     p.add_argument("--inputs", choices=["persisted", "lazy"], default="persisted",
                    help="persist image and unaries on the workers first, or regenerate them in every round")
     p.add_argument("--profile", action="store_true", help="summarise dask's task stream of the last run")
+    p.add_argument("--work-stealing", choices=["on", "off"], default="on",
+                   help="dask's work stealing in the grid clusters (on is dask's default)")
     p.add_argument("--peer-sizes", type=lambda v: [int(x) for x in v.split(",")], default=[4096],
                    help="sizes for the tiled vs in-memory energy comparison")
     p.add_argument("--generic-max", type=int, default=4096,

@@ -738,7 +738,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     smoothness : float, default=1.0
     beta, sigma : float or None, default=None
         Contrast sensitivity as in :func:`graphclust.grid_arrays`; ``None`` computes
-        ``beta`` over the whole image with a dask reduction.
+        ``beta`` over the whole image (one task per image block and its halo strips).
     halo : int, default=1
         Pixels read around each tile (>= 1); every chunk must be at least this large.
     max_rounds : int, default=20
@@ -748,7 +748,9 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         Tile size when ``unary``/``image`` are numpy arrays.
     client : dask.distributed.Client or None, default=None
         ``None`` uses dask's current scheduler (a default distributed client if one
-        exists).
+        exists). On a distributed client each tile is given a worker (each colour's
+        tiles shared among the workers by their threads, as a loose restriction) and the
+        next round is submitted before the last one's changes are counted.
     random_state : int or None, default=None
         Seeds the ICM visiting orders (one stream per tile and round).
     engine_options : dict or None
@@ -846,6 +848,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         with _placed(plan):
             weights = _block_map(_tile_weights, "grid-weights", img, img_rings, beta, smoothness)
         (weights,) = _persist(client, weights, optimize=False)
+
     def submit_round(z, r):
         for colour in (0, 1):
             with _placed(plan):
