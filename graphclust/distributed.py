@@ -498,9 +498,11 @@ def _global_beta(img, client):
 
 # Halo exchange. A tile reads the strips of its neighbours next to it. map_overlap would
 # build them with ~8 slicing tasks per array and block and a concatenation, every half
-# round (~30 tasks per tile update); here one task per block cuts all the strips its
-# neighbours need, once per half round for the labels and once per run for the unaries
-# and the image, whose strips never change.
+# round (~30 tasks per tile update). Here, for the unaries and the image, whose strips
+# never change, one task per block cuts all the strips its neighbours need, once per
+# run; the labels change every half round, and a tile task takes its neighbours' label
+# blocks whole and cuts the strips itself (a separate strip task put a second scheduler
+# round trip between a tile update and its neighbour's).
 _OFFSETS = tuple((di, dj) for di in (-1, 0, 1) for dj in (-1, 0, 1) if (di, dj) != (0, 0))
 
 
@@ -669,34 +671,34 @@ def _tile_weights(img, img_ring, beta, smoothness):
     return _pair_weights(x.reshape(x.shape[:2] + (-1,)), beta, smoothness, x.shape[:2])
 
 
-def _tile_task(z, U, weights, z_neighbours, U_ring, step):
-    """One tile update from its blocks and halo strips (see :func:`_tile_step`)."""
-    return step(_extend(z, _ring(z_neighbours))[..., None], _extend(U, U_ring), weights)
+def _tile_task(z, U, weights, z_neighbours, U_ring, halo, step):
+    """One tile update from its blocks, its neighbours' label blocks and its unaries'
+    halo strips (see :func:`_tile_step`)."""
+    ring = _ring([None if b is None else _edges(b, halo) for b in z_neighbours])
+    return step(_extend(z, ring)[..., None], _extend(U, U_ring), weights)
 
 
 def _half_round(z, U, weights, U_rings, colour, halo, **step_kw):
-    """The labels after the tiles of checkerboard colour ``colour`` moved: per block, one
-    task cutting its label strips (for the neighbours of a moving tile) and one tile
-    update; the idle tiles keep their blocks by key."""
+    """The labels after the tiles of checkerboard colour ``colour`` moved: one task per
+    block, a tile update (reading its neighbours' label blocks) or, for the idle colour,
+    the block passed on by key."""
     import functools
 
     from dask.base import tokenize
 
     nb = z.numblocks
     token = tokenize(z.name, U.name, None if weights is None else weights.name, colour, halo, step_kw)
-    edges, name = "grid-label-edges-" + token, "grid-half-round-" + token
+    name = "grid-half-round-" + token
     moving = [(i, j) for i in range(nb[0]) for j in range(nb[1]) if (i + j) % 2 == colour]
-    read = {key[1:] for i, j in moving for key in _neighbour_keys(z.name, i, j, nb) if key is not None}
-    dsk = {(edges, i, j): (_edges, (z.name, i, j), halo) for i, j in read}
-    dsk.update({(name, i, j): (z.name, i, j) for i in range(nb[0]) for j in range(nb[1]) if (i + j) % 2 != colour})
+    dsk = {(name, i, j): (z.name, i, j) for i in range(nb[0]) for j in range(nb[1]) if (i + j) % 2 != colour}
     for i, j in moving:
         step = functools.partial(_tile_step, block_id=(i, j), nblocks=nb, halo=halo, colour=colour, **step_kw)
         dsk[(name, i, j)] = (_tile_task, (z.name, i, j), (U.name, i, j, 0),
                              None if weights is None else (weights.name, i, j),
-                             _neighbour_keys(edges, i, j, nb), (U_rings.name, i, j), step)
+                             _neighbour_keys(z.name, i, j, nb), (U_rings.name, i, j), halo, step)
     deps = [z, U, U_rings] + ([weights] if weights is not None else [])
-    # a worker runs one task at a time: the tiny strip-cutting and key-keeping tasks go
-    # first, or they wait behind its tile updates while the other worker waits for them
+    # a worker runs one task at a time: the key-keeping tasks go first, or they wait
+    # behind its tile updates while the other worker waits for them
     dask, _ = _dask()
     with dask.annotate(priority=lambda key: 0 if key[0] == name and (key[1] + key[2]) % 2 == colour else 1):
         return _block_array(name, dsk, deps, z.chunks, z.dtype, z._meta)
@@ -710,8 +712,8 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     4-connected grid, with ``w_pq = smoothness * exp(-beta |I_p - I_q|^2)`` (the weights
     of :func:`graphclust.grid_arrays`) or ``w_pq = smoothness`` without an image. A
     round updates the tiles of one colour of a checkerboard of tiles, then those of the
-    other; a tile reads its chunk plus ``halo`` pixels around it (the strips its
-    neighbours cut for it: one task per block and half round),
+    other; a tile reads its chunk plus ``halo`` pixels around it (cut from its
+    neighbours' blocks: one task per block and half round),
     runs the single-machine engine ``method`` on the chunk and the inner ``halo - 1``
     rings with the outermost ring's labels held fixed (their Potts terms folded into the
     unaries of the pixels next to them), and keeps the new labels of its chunk only if

@@ -352,8 +352,8 @@ def test_speculative_rounds_give_the_local_run(client, max_rounds):
 def test_half_round_tasks_carry_the_plan_and_priorities():
     """The graph of a half round, built under the plan and left unoptimised (as
     grid_inference persists it), carries a loose worker restriction per block and runs
-    the strip and key-keeping tasks before the tile updates; graph optimisation would
-    drop these annotations."""
+    the key-keeping tasks before the tile updates; graph optimisation would drop these
+    annotations."""
     from dask.base import collections_to_expr
 
     image, unary = _grid_problem(48, 48)
@@ -369,8 +369,8 @@ def test_half_round_tasks_carry_the_plan_and_priorities():
     assert set(tiles) < set(ours)
     for key in ours:
         assert ann["workers"][key] == [plan[key[1:3]]] and ann["allow_other_workers"][key] is True
-    half_round = [k for k in ours if k[0].startswith(("grid-half-round", "grid-label-edges"))]
-    assert len(half_round) == 9 + 9
+    half_round = [k for k in ours if k[0].startswith("grid-half-round")]
+    assert len(half_round) == 9
     for key in half_round:
         assert ann["priority"][key] == (0 if key in tiles else 1)
     assert not collections_to_expr([half], True).optimize().__dask_annotations__()
@@ -380,7 +380,7 @@ def test_half_round_tasks_carry_the_plan_and_priorities():
 def test_halo_strips_rebuild_the_overlapping_window(halo):
     """Every block extended by its neighbours' strips is exactly the window of the whole
     array around it, cut off where the grid ends (map_overlap's boundary="none"), for
-    ragged chunks and a trailing axis; a half round is a few tasks per block."""
+    ragged chunks and a trailing axis; a half round is one task per block."""
     x = np.random.default_rng(0).random((23, 30, 2))
     X = da.from_array(x, chunks=((7, 8, 8), (10, 5, 15), 2))
     R = gd._halo_rings(X, halo)
@@ -394,7 +394,7 @@ def test_halo_strips_rebuild_the_overlapping_window(halo):
             window = x[max(r0[i] - halo, 0) if i else 0:min(r0[i + 1] + halo, 23) if i < 2 else 23,
                        max(c0[j] - halo, 0) if j else 0:min(c0[j + 1] + halo, 30) if j < 2 else 30]
             np.testing.assert_array_equal(gd._extend(block, rings[(i, j)]), window)
-            # the labels' path: the strips cut from the neighbours directly
+            # the labels' path: the tile task cuts the strips from its neighbours' blocks
             nbrs = [gd._edges(x[r0[i + di]:r0[i + di + 1], c0[j + dj]:c0[j + dj + 1]], halo)
                     if 0 <= i + di < 3 and 0 <= j + dj < 3 else None for di, dj in gd._OFFSETS]
             np.testing.assert_array_equal(gd._extend(block, gd._ring(nbrs)), window)
@@ -403,7 +403,7 @@ def test_halo_strips_rebuild_the_overlapping_window(halo):
                           method="icm", options=None, seed=0, round_=0)
     own = [k for k in dict(half.__dask_graph__()) if isinstance(k, tuple) and str(k[0]).startswith("grid-")
            and not str(k[0]).startswith("grid-ring") and not str(k[0]).startswith("grid-edges")]
-    assert len(own) <= 2 * 9  # per block: its tile update or pass-through, and its label strips
+    assert len(own) == 9  # per block: its tile update or pass-through
 
 
 @pytest.mark.parametrize("halo", [1, 3])
