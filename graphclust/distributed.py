@@ -873,12 +873,8 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         n_changes.append(int(changed))
         if changed == 0:
             converged = True
-            if following is not None:
-                # a round from a fixed point is a cheap check; let it finish rather than
-                # cancel tile tasks mid-run (each cancellation logs a worker warning)
-                from distributed import fire_and_forget
-
-                fire_and_forget(futures_of(following))
+            if following is not None:  # cancelled: left to run it would cost a round
+                futures_of(following)[0].client.cancel(futures_of(following))
             break
         if not last:
             start, z = z, following if following is not None else submit_round(z, r + 1)
