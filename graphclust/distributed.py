@@ -479,23 +479,6 @@ def _check_grid(unary, image, chunks, halo):
     return U, img
 
 
-def _global_beta(img, client):
-    """``1 / (2 mean |I_p - I_q|^2)`` over all 4-neighbour pairs, as
-    :func:`graphclust.grid_arrays` computes it, by a dask reduction."""
-    _, da = _dask()
-    x = img.astype(np.float64)
-    if x.ndim == 2:
-        x = x[..., None]
-    h, w = x.shape[:2]
-    m = h * (w - 1) + (h - 1) * w
-    if m == 0:
-        return 0.0
-    s = (da.diff(x, axis=1) ** 2).sum() + (da.diff(x, axis=0) ** 2).sum()
-    (total,) = _compute(client, s)
-    mean = float(total) / m
-    return 0.5 / mean if mean > 0 else 0.0
-
-
 # Halo exchange. A tile reads the strips of its neighbours next to it. map_overlap would
 # build them with ~8 slicing tasks per array and block and a concatenation, every half
 # round (~30 tasks per tile update). Here, for the unaries and the image, whose strips
@@ -585,9 +568,10 @@ def _block_map(func, prefix, x, rings, *args):
 
 
 def _ring_beta(img, img_rings, client):
-    """:func:`_global_beta` from the image blocks and their halo strips, already on the
-    workers: one task per block and a sum (the ``da.diff`` reduction needs ~10 tasks
-    per block to pair pixels across chunk borders)."""
+    """``1 / (2 mean |I_p - I_q|^2)`` over all 4-neighbour pairs, as
+    :func:`graphclust.grid_arrays` computes it, from the image blocks and their halo
+    strips: one task per block and a sum (a ``da.diff`` reduction needs ~10 tasks per
+    block to pair pixels across chunk borders)."""
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
@@ -633,17 +617,21 @@ def _tile_plan(numblocks, nthreads, current=None):
     return plan
 
 
-def _grid_plan(client, U):
-    """The tile plan on the distributed client in use (``client``, or the one dask's
-    current scheduler belongs to), keeping tiles where the blocks of an already
-    persisted ``U`` live; None when dask runs locally."""
-    if client is None:
-        from dask.base import get_scheduler
-        from distributed import Client
+def _distributed_client(client):
+    """``client``, or the distributed client dask's current scheduler belongs to; None
+    when dask runs locally."""
+    if client is not None:
+        return client
+    from dask.base import get_scheduler
+    from distributed import Client
 
-        client = getattr(get_scheduler(), "__self__", None)  # Client.get when dask uses one
-        if not isinstance(client, Client):
-            return None
+    client = getattr(get_scheduler(), "__self__", None)  # Client.get when dask uses one
+    return client if isinstance(client, Client) else None
+
+
+def _grid_plan(client, U):
+    """The tile plan on a distributed ``client``, keeping tiles where the blocks of an
+    already persisted ``U`` live."""
     current = {}
     for key, where in client.who_has(U).items():
         if where and key[0] == U.name:
@@ -802,11 +790,14 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     if method not in ENGINES:
         raise InvalidParameterError(f"unknown method {method!r}; available: {', '.join(sorted(ENGINES))}")
     seed = None if random_state is None else int(check_random_state(random_state).integers(2**31))
-    U, img = _check_grid(unary, image, chunks, halo)
-    plan = _grid_plan(client, U)
-    if plan is not None and not isinstance(unary, da.Array):
-        with _placed(plan):  # the same blocks again, now placed by the plan
-            U, img = _check_grid(unary, image, chunks, halo)
+    # numpy inputs become dask arrays inside _placed, and the plan is filled in once
+    # their blocks are known: the annotation reads it only when the graph is submitted
+    dclient = _distributed_client(client)
+    plan = None if dclient is None else {}
+    with _placed(plan):
+        U, img = _check_grid(unary, image, chunks, halo)
+    if plan is not None:
+        plan.update(_grid_plan(dclient, U))
     # graph optimisation drops the plan's annotations, so nothing below is optimised
     # when persisted; lazy inputs' own graphs are optimised here, once (not persisted
     # ones: dask.optimize drops the futures their graphs consist of)
@@ -874,7 +865,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         if changed == 0:
             converged = True
             if following is not None:  # cancelled: left to run it would cost a round
-                futures_of(following)[0].client.cancel(futures_of(following))
+                dclient.cancel(futures_of(following))
             break
         if not last:
             start, z = z, following if following is not None else submit_round(z, r + 1)
@@ -920,7 +911,7 @@ def grid_energy(labels, unary, image=None, *, smoothness=1.0, beta=None, sigma=N
     if img is None:
         beta = 0.0
     elif beta is None:
-        beta = _global_beta(img, client)
+        beta = _ring_beta(img, _halo_rings(img, 1), client)
     args = [z[..., None], U] + ([img if img.ndim == 3 else img[..., None]] if img is not None else [])
     depth = [{0: 1, 1: 1, 2: 0}] * len(args)
     parts = da.map_overlap(

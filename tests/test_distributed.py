@@ -278,7 +278,8 @@ def test_tiled_inference_within_half_percent_in_process(method, halo):
 @pytest.mark.parametrize("halo", [1, 3])
 def test_global_beta_from_halo_strips_equals_grid_arrays(channels, halo):
     """beta computed from the blocks and their halo strips (ragged chunks, grey and
-    colour) equals grid_arrays' beta on the whole image and the da.diff reduction."""
+    colour) equals grid_arrays' beta on the whole image, and grid_energy's default beta
+    is that beta."""
     rng = np.random.default_rng(halo)
     image = rng.random((23, 31) if channels is None else (23, 31, channels))
     chunks = ((7, 9, 7), (10, 5, 16)) + (() if channels is None else ((channels,),))
@@ -288,7 +289,11 @@ def test_global_beta_from_halo_strips_equals_grid_arrays(channels, halo):
     diffs = [np.diff(image, axis=1) ** 2, np.diff(image, axis=0) ** 2]
     mean = sum(d.sum() for d in diffs) / (23 * 30 + 22 * 31)
     assert got == pytest.approx(0.5 / mean, rel=1e-12)
-    assert got == pytest.approx(gd._global_beta(I, None), rel=1e-12)
+    labels = rng.integers(0, 2, size=(23, 31))
+    U = da.from_array(rng.random((23, 31, 2)), chunks=chunks[:2] + ((2,),))
+    default = gd.grid_energy(labels, U, I, chunks=chunks[:2])
+    assert default == pytest.approx(gd.grid_energy(labels, U, I, beta=0.5 / mean, chunks=chunks[:2]), rel=1e-12)
+    assert default != pytest.approx(gd.grid_energy(labels, U, I, beta=0.0, chunks=chunks[:2]), rel=1e-3)
     if channels is None:  # grid_arrays' own beta gives the same weights
         np.testing.assert_allclose(gc.grid_arrays(image, beta=got)[1], gc.grid_arrays(image)[1], rtol=1e-9)
 
@@ -332,6 +337,23 @@ def test_tile_plan_shares_each_colour_by_threads(numblocks, nthreads):
     assert kept == best
 
 
+def test_plan_filled_after_the_blocks_are_built_still_places_them(client):
+    """grid_inference builds numpy inputs' blocks under an empty plan and fills it once
+    the blocks are known: the annotation is read at submission, so every persisted
+    block lands on its planned worker."""
+    _, unary = _grid_problem(64, 64, seed=4)
+    workers = sorted(client.scheduler_info()["workers"])
+    plan = {}
+    with gd._placed(plan):
+        U, _ = gd._check_grid(unary, None, (16, 16), 1)
+    plan.update({(i, j): workers[(i + 3 * j) % 2] for i in range(4) for j in range(4)})
+    (U,) = gd._persist(client, U, optimize=False)
+    distributed.wait(U)
+    placed = client.who_has(U)
+    assert len(placed) == 16
+    for key, where in placed.items():
+        assert list(where) == [plan[key[1:3]]], key
+
 @pytest.mark.parametrize("max_rounds", [2, 20])
 def test_speculative_rounds_give_the_local_run(client, max_rounds):
     """On the cluster each round is submitted before the previous one is counted (and
@@ -342,7 +364,7 @@ def test_speculative_rounds_give_the_local_run(client, max_rounds):
     I = da.from_array(image, chunks=(16, 16))
     res = gd.grid_inference(U, I, smoothness=1.5, max_rounds=max_rounds, client=client, random_state=5)
     with dask.config.set(scheduler="threads"):
-        assert gd._grid_plan(None, U) is None  # no plan, no speculation
+        assert gd._distributed_client(None) is None  # no plan, no speculation
         ref = gd.grid_inference(U, I, smoothness=1.5, max_rounds=max_rounds, random_state=5)
     assert res.converged == ref.converged == (max_rounds == 20)
     assert (res.n_rounds, res.n_changes) == (ref.n_rounds, ref.n_changes)
