@@ -74,6 +74,20 @@ def _cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
+def _machine_cpu():
+    """(busy, steal) CPU seconds of the whole machine since boot from ``/proc/stat``
+    (Linux; None elsewhere): the other jobs' share and the hypervisor's steal explain
+    runs of the same code that differ by half."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _, _, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
 def _warm_up():
     """Load the compiled grid kernels (numba cache) in a worker process; returns seconds."""
     t = time.perf_counter()
@@ -143,7 +157,7 @@ def _run_once(args, st, profile=False):
     seed = len(st["runs"])  # the k-th runs of both configurations share a seed
     opts = None if args.order == "random" else {"order": args.order}
     cpu0 = client.run(_cpu_seconds)
-    t, c, since = time.perf_counter(), _cpu_seconds(), time.time()
+    t, c, since, m0 = time.perf_counter(), _cpu_seconds(), time.time(), _machine_cpu()
     if profile:
         with distributed.get_task_stream(client) as ts:
             res = gd.grid_inference(st["U"], st["img"], smoothness=args.smoothness, max_rounds=args.max_rounds,
@@ -152,9 +166,12 @@ def _run_once(args, st, profile=False):
     else:
         res = gd.grid_inference(st["U"], st["img"], smoothness=args.smoothness, max_rounds=args.max_rounds,
                                 client=client, random_state=seed, engine_options=opts)
-    wall, client_cpu = time.perf_counter() - t, _cpu_seconds() - c
+    wall, client_cpu, m1 = time.perf_counter() - t, _cpu_seconds() - c, _machine_cpu()
     cpu = client.run(_cpu_seconds)
-    st["runs"].append((wall, sorted(round(cpu[w] - cpu0[w], 1) for w in cpu), client_cpu, _load()))
+    per_worker = sorted(round(cpu[w] - cpu0[w], 1) for w in cpu)
+    # the machine's CPU outside this benchmark's processes (client, scheduler, workers)
+    other = None if m0 is None else (m1[0] - m0[0] - sum(per_worker) - client_cpu, m1[1] - m0[1])
+    st["runs"].append((wall, per_worker, client_cpu, _load(), other))
     st["res"] = res
     return wall
 
@@ -174,9 +191,10 @@ def _report(args, st):
           f"median {med:.1f} s, rounds {res.n_rounds} "
           f"changes {res.n_changes}, numba loading {st['warm']:.1f} s per worker, peak RSS per worker "
           f"{max(peaks.values()) / 1e6:.0f} MB, energy {energy:.6g}", flush=True)
-    for wall, per_worker, client_cpu, load in st["runs"]:
+    for wall, per_worker, client_cpu, load, other in st["runs"]:
+        machine = "" if other is None else f", other jobs {other[0]:.1f} CPU s, steal {other[1]:.1f} s"
         print(f"    run {wall:6.1f} s: worker CPU {per_worker} s ({sum(per_worker) / wall / n:.0%} of {n} "
-              f"core(s)), client+scheduler CPU {client_cpu:.1f} s, load after {load}", flush=True)
+              f"core(s)), client+scheduler CPU {client_cpu:.1f} s{machine}, load after {load}", flush=True)
     if st.get("summary"):
         print("  task stream of the last run (seconds inside tasks):\n" + st["summary"], flush=True)
     return med, client.compute(res.labels).result(), res.beta, energy

@@ -339,12 +339,51 @@ def _fast_icm(method, options):
             and opts.get("schedule", "sequential") == "sequential")
 
 
-def _tile_step(z, U, weights=None, *, block_id=None, nblocks=None, halo=1, colour=0, smoothness=1.0,
-               method="icm", options=None, seed=None, round_=0):
+class _FixedPoints:
+    """The extended tiles (labels of a tile and its halo ring) an ICM tile update left
+    unchanged in a run, kept by digest in each worker process. Such labels are a fixed
+    point of the update (its last sweep moved no pixel, whatever the visiting order),
+    so the next update of the same tile from the same labels — its neighbours' sides
+    unchanged, as for most tiles once few labels move — returns them without building
+    the tile's arrays or sweeping it. Keyed by run, so another run's unaries or
+    weights never match; bounded, oldest first out."""
+
+    def __init__(self, size=1 << 14):
+        import collections
+        import threading
+
+        self.size, self._seen, self._lock = size, collections.OrderedDict(), threading.Lock()
+
+    @staticmethod
+    def key(run, block_id, labels):
+        import hashlib
+
+        return run, tuple(block_id), hashlib.blake2b(np.ascontiguousarray(labels).data, digest_size=16).digest()
+
+    def __contains__(self, key):
+        with self._lock:
+            return key in self._seen
+
+    def add(self, key):
+        with self._lock:
+            self._seen[key] = None
+            self._seen.move_to_end(key)
+            while len(self._seen) > self.size:
+                self._seen.popitem(last=False)
+
+
+_FIXED_POINTS = _FixedPoints()
+
+
+def _tile_step(z, U, weights=None, *, U_ring=None, block_id=None, nblocks=None, halo=1, colour=0,
+               smoothness=1.0, method="icm", options=None, seed=None, round_=0, run=None):
     """One tile update: run the engine on the tile (plus free context) with the outer
     ring of the halo fixed, keep the new tile labels only if they lower the energy.
-    ``weights`` is the extended tile's ``(wh, wv)`` (:func:`_tile_weights`), or None for
-    the constant ``smoothness``."""
+    ``U`` is the extended tile's unaries, or the tile's with ``U_ring`` its halo strips;
+    ``weights`` the extended tile's ``(wh, wv)`` (:func:`_tile_weights`), or None for
+    the constant ``smoothness``. With a ``run`` id, the ICM grid kernel and ``halo=1``
+    (the free region is the tile), labels this run's update of the tile already left
+    unchanged are returned as they are (:class:`_FixedPoints`)."""
     z = z[..., 0]
     top, bottom, left, right = _sides(block_id, nblocks, halo)
     h, w = z.shape
@@ -352,6 +391,11 @@ def _tile_step(z, U, weights=None, *, block_id=None, nblocks=None, halo=1, colou
     if (block_id[0] + block_id[1]) % 2 != colour:
         return z[tile].copy()
     fast = _fast_icm(method, options)
+    memo = fast and halo == 1 and run is not None
+    if memo and _FixedPoints.key(run, block_id, z) in _FIXED_POINTS:
+        return z[tile].copy()
+    if U_ring is not None:
+        U = _extend(U, U_ring)
     U = np.asarray(U)
     if not (fast and U.dtype in (np.float32, np.float64)):
         U = U.astype(np.float64)
@@ -370,6 +414,8 @@ def _tile_step(z, U, weights=None, *, block_id=None, nblocks=None, halo=1, colou
         _, n_changes, _ = _run(np.ascontiguousarray(U), np.ascontiguousarray(wh), np.ascontiguousarray(wv), new,
                                (r0, r1, c0, c1), order == "random", s, check_int(opts.get("max_iter", 100),
                                                                                  "max_iter", low=1))
+        if memo and (n_changes.size == 0 or n_changes[-1] == 0):  # converged: a fixed point
+            _FIXED_POINTS.add(_FixedPoints.key(run, block_id, new.astype(z.dtype, copy=False)))
         if halo == 1:  # the free region is the tile: every move lowered the energy
             return (new[tile] if n_changes.sum() > 0 else z[tile]).astype(z.dtype)
     else:
@@ -651,6 +697,26 @@ def _placed(plan):
     return dask.annotate(workers=lambda key: [plan[(key[1], key[2])]], allow_other_workers=True)
 
 
+def _label_dtype(K):
+    return np.dtype(np.int8 if K <= 127 else np.int16 if K <= 32767 else np.int32)
+
+
+def _argmin_labels(U, dtype):
+    return _unary_argmin(U).astype(dtype, copy=False)
+
+
+def _init_labels(z, K, dtype, block_info=None):
+    """A block of the starting labels, checked to lie in ``0 .. K-1``, as ``dtype``."""
+    z = np.asarray(z)
+    bad = (z < 0) | (z >= K)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        (r, _), (c, _) = block_info[0]["array-location"] if block_info else ((0, 0), (0, 0))
+        raise InvalidParameterError(f"init[{r + i}, {c + j}] is {z[i, j]}; labels must lie in 0 .. {K - 1} "
+                                    f"(the unary volume has {K} labels)")
+    return z.astype(dtype)
+
+
 def _tile_weights(img, img_ring, beta, smoothness):
     """The Potts weights ``(wh, wv)`` of an image block extended by its halo; they never
     change during a run, so each block's are computed once (a quarter of a tile
@@ -663,7 +729,7 @@ def _tile_task(z, U, weights, z_neighbours, U_ring, halo, step):
     """One tile update from its blocks, its neighbours' label blocks and its unaries'
     halo strips (see :func:`_tile_step`)."""
     ring = _ring([None if b is None else _edges(b, halo) for b in z_neighbours])
-    return step(_extend(z, ring)[..., None], _extend(U, U_ring), weights)
+    return step(_extend(z, ring)[..., None], U, weights, U_ring=U_ring)
 
 
 def _half_round(z, U, weights, U_rings, colour, halo, **step_kw):
@@ -732,8 +798,9 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     halo : int, default=1
         Pixels read around each tile (>= 1); every chunk must be at least this large.
     max_rounds : int, default=20
-    init : dask.array.Array of shape (H, W) or None, default=None
-        Starting labels, chunked like ``unary``; default the unary argmin.
+    init : dask.array.Array or ndarray of shape (H, W) of int, or None, default=None
+        Starting labels in ``0 .. K-1``, chunked like ``unary``; default the unary
+        argmin.
     chunks : tuple of int or None
         Tile size when ``unary``/``image`` are numpy arrays.
     client : dask.distributed.Client or None, default=None
@@ -790,6 +857,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     if method not in ENGINES:
         raise InvalidParameterError(f"unknown method {method!r}; available: {', '.join(sorted(ENGINES))}")
     seed = None if random_state is None else int(check_random_state(random_state).integers(2**31))
+    run = uuid.uuid4().hex  # names this run's tile fixed points (_FixedPoints)
     # numpy inputs become dask arrays inside _placed, and the plan is filled in once
     # their blocks are known: the annotation reads it only when the graph is submitted
     dclient = _distributed_client(client)
@@ -814,18 +882,23 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         beta = 0.0
     elif beta is not None:
         beta = check_float(beta, "beta", low=0.0)
+    # labels travel between workers every half round: the smallest type that holds them
+    # (a quarter of int32's bytes for K <= 127); the result is int32
+    ltype = _label_dtype(U.shape[2])
     # only graph layers built inside _placed get the plan; persist outside it, or dask
     # would apply the plan to every task of the graph (the user's too)
     with _placed(plan):
         if init is None:
-            z = U.map_blocks(_unary_argmin, drop_axis=2, dtype=np.int32, meta=np.empty((0, 0), np.int32))
+            z = U.map_blocks(_argmin_labels, ltype, drop_axis=2, dtype=ltype, meta=np.empty((0, 0), ltype))
         else:
             z = _as_dask(init, chunks, "init")
             if z.shape != U.shape[:2] or z.chunks != U.chunks[:2]:
                 raise InvalidParameterError(
                     f"init must have shape {U.shape[:2]} and chunks {U.chunks[:2]}, got {z.shape} and {z.chunks}"
                 )
-            z = z.astype(np.int32)
+            if not np.issubdtype(z.dtype, np.integer):
+                raise InvalidParameterError(f"init must hold integer labels, got dtype {z.dtype}")
+            z = z.map_blocks(_init_labels, U.shape[2], ltype, dtype=ltype, meta=np.empty((0, 0), ltype))
         # the halo strips of the unaries and the image never change: cut once per run
         rings = [_halo_rings(x, halo) for x in (U, img) if x is not None]
     (z,) = _persist(client, z, optimize=False)
@@ -846,7 +919,7 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
         for colour in (0, 1):
             with _placed(plan):
                 new = _half_round(z, U, weights, U_rings, colour, halo, smoothness=smoothness, method=method,
-                                  options=engine_options, seed=seed, round_=r)
+                                  options=engine_options, seed=seed, round_=r, run=run)
             (z,) = _persist(client, new, optimize=False)
         return z
 
@@ -869,6 +942,10 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
             break
         if not last:
             start, z = z, following if following is not None else submit_round(z, r + 1)
+    if z.dtype != np.int32:
+        with _placed(plan):
+            z = z.astype(np.int32)
+        (z,) = _persist(client, z, optimize=False)
     return GridResult(labels=z, n_rounds=rounds, n_changes=n_changes, converged=converged, beta=float(beta),
                       seconds=time.perf_counter() - t0)
 

@@ -453,6 +453,68 @@ def test_grid_kernel_tile_step_equals_generic_tile_step(monkeypatch, halo, block
     assert (fast32 != fast).mean() < 0.05  # float32 rounding may break a few near-ties
 
 
+def test_tile_update_from_a_fixed_point_returns_it_without_sweeping(monkeypatch):
+    """Labels a run's converged tile update produced are returned as they are when the
+    same tile sees them again in that run (no sweep); another run, another ring pixel
+    or halo > 1 sweep again, and sweeping gives the very labels returned."""
+    from graphclust.inference import grid_icm
+
+    calls = []
+    real = grid_icm._run
+    monkeypatch.setattr(grid_icm, "_run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(gd, "_FIXED_POINTS", gd._FixedPoints())
+    image, unary = _grid_problem(3 * 12 + 2, 3 * 10 + 2, K=3, seed=5)
+    weights = gd._pair_weights(image[..., None], 2.0, 0.9, image.shape)
+    kw = dict(block_id=(1, 1), nblocks=(3, 3), halo=1, colour=0, smoothness=0.9, method="icm", options=None,
+              seed=3, round_=0)
+    z = unary.argmin(-1).astype(np.int32)
+    first = gd._tile_step(z[..., None], unary, weights, run="a", **kw)
+    assert len(calls) == 1 and (first != z[1:-1, 1:-1]).any()
+    z[1:-1, 1:-1] = first
+    again = gd._tile_step(z[..., None], unary, weights, run="a", **dict(kw, round_=1))
+    assert len(calls) == 1  # remembered: no sweep
+    np.testing.assert_array_equal(again, first)
+    # a sweep from the same labels moves nothing either: the shortcut returns what it would
+    np.testing.assert_array_equal(gd._tile_step(z[..., None], unary, weights, **dict(kw, round_=1)), first)
+    assert len(calls) == 2
+    gd._tile_step(z[..., None], unary, weights, run="b", **kw)
+    assert len(calls) == 3
+    z[0, 5] = (z[0, 5] + 1) % 3  # a neighbour's side changed
+    gd._tile_step(z[..., None], unary, weights, run="a", **kw)
+    assert len(calls) == 4
+    for _ in range(2):  # halo 3: the free region reaches into the neighbours, nothing kept
+        gd._tile_step(z[..., None], unary, weights, run="a", **dict(kw, halo=3))
+    assert len(calls) == 6
+
+
+def test_fixed_point_shortcut_changes_no_run(monkeypatch):
+    """grid_inference with tile updates from remembered fixed points skipped gives the
+    labels, rounds and changes of the run sweeping every tile update, and skips some."""
+    from graphclust.inference import grid_icm
+
+    calls = []
+    real = grid_icm._run
+    monkeypatch.setattr(grid_icm, "_run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    image, unary = _grid_problem(96, 96, seed=6)
+    kw = dict(smoothness=1.5, chunks=(24, 24), random_state=2, max_rounds=20)
+    with dask.config.set(scheduler="threads"):
+        monkeypatch.setattr(gd, "_FIXED_POINTS", gd._FixedPoints())
+        res = gd.grid_inference(unary, image, **kw)
+        skipping = len(calls)
+        monkeypatch.setattr(gd, "_FIXED_POINTS", gd._FixedPoints(size=0))  # remembers nothing
+        ref = gd.grid_inference(unary, image, **kw)
+    assert res.converged and res.n_rounds >= 3
+    assert (res.n_rounds, res.n_changes) == (ref.n_rounds, ref.n_changes)
+    np.testing.assert_array_equal(res.labels.compute(), ref.labels.compute())
+    assert skipping < len(calls) - skipping == 16 * res.n_rounds  # every update swept without it
+    # converged labels as the start: one round, nothing moves
+    with dask.config.set(scheduler="threads"):
+        again = gd.grid_inference(unary, image, init=res.labels, **kw)
+    assert (again.n_rounds, again.n_changes, again.converged) == (1, [0], True)
+    assert again.labels.dtype == np.int32
+    np.testing.assert_array_equal(again.labels.compute(), res.labels.compute())
+
+
 @pytest.mark.slow
 def test_worker_memory_stays_bounded_on_an_image_larger_than_its_limit():
     """A lazily generated 1024x1024x80 float64 unary volume (671 MB) is labelled by two
@@ -566,6 +628,12 @@ def test_bad_input_errors(client):
         gd.grid_inference(unary)
     with pytest.raises(InvalidParameterError, match="unknown method"):
         gd.grid_inference(U, method="simplex")
+    init = np.zeros((32, 32), np.int64)
+    init[20, 5] = 2
+    with pytest.raises(InvalidParameterError, match=r"init\[20, 5\] is 2; labels must lie in 0 .. 1"):
+        gd.grid_inference(U, init=da.from_array(init, chunks=16), client=client)
+    with pytest.raises(InvalidParameterError, match="integer labels"):
+        gd.grid_inference(U, init=da.zeros((32, 32), chunks=16), client=client)
     with pytest.raises(InvalidParameterError, match="outside"):
         gd.chunked_kmeans(np.zeros((5, 2)), n_clusters=2, chunks=2, constraints=[(0, 7)])
     with pytest.raises(InvalidParameterError, match="n_clusters, init or lam"):
@@ -585,3 +653,4 @@ def test_closed_client_is_refused(client):
         gd.chunked_kmeans(da.zeros((4, 2), chunks=2), n_clusters=1, client=c)
     with pytest.raises(InvalidParameterError, match="Client"):
         gd.grid_inference(U, client="tcp://127.0.0.1:8786")
+
