@@ -453,6 +453,30 @@ def test_grid_kernel_tile_step_equals_generic_tile_step(monkeypatch, halo, block
     assert (fast32 != fast).mean() < 0.05  # float32 rounding may break a few near-ties
 
 
+
+@pytest.mark.parametrize("halo", [1, 2])
+@pytest.mark.parametrize("block_id", [(1, 1), (0, 2), (2, 0)])
+def test_tile_step_from_the_block_and_its_halo_strips(halo, block_id):
+    """A tile update given its unary block and their halo strips (as the tile task
+    passes them; with halo 1 the kernel reads the block itself) equals the update given
+    the unaries of the extended tile."""
+    image, unary = _grid_problem(36, 30, K=3, seed=7)
+    blocks = {(i, j): unary[12 * i:12 * i + 12, 10 * j:10 * j + 10] for i in range(3) for j in range(3)}
+    i, j = block_id
+    ring = gd._ring([None if (i + di, j + dj) not in blocks else gd._edges(blocks[i + di, j + dj], halo)
+                     for di, dj in gd._OFFSETS])
+    top, bottom, left, right = gd._sides(block_id, (3, 3), halo)
+    r = slice(12 * i - top, 12 * i + 12 + bottom)
+    c = slice(10 * j - left, 10 * j + 10 + right)
+    z = np.random.default_rng(3).integers(0, 3, size=(36, 30)).astype(np.int8)[r, c, None]
+    kw = dict(block_id=block_id, nblocks=(3, 3), halo=halo, colour=sum(block_id) % 2, smoothness=0.9,
+              method="icm", options=None, seed=4, round_=1)
+    weights = gd._pair_weights(image[r, c, None], 2.0, 0.9, z.shape[:2])
+    from_strips = gd._tile_step(z, blocks[block_id], weights, U_ring=ring, **kw)
+    extended = gd._tile_step(z, unary[r, c], weights, **kw)
+    assert from_strips.dtype == np.int8 and (from_strips != z[top:top + 12, left:left + 10, 0]).any()
+    np.testing.assert_array_equal(from_strips, extended)
+
 def test_tile_update_from_a_fixed_point_returns_it_without_sweeping(monkeypatch):
     """Labels a run's converged tile update produced are returned as they are when the
     same tile sees them again in that run (no sweep); another run, another ring pixel

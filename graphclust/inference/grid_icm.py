@@ -87,13 +87,15 @@ def _splitmix64(state):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, write):  # pragma: no cover - compiled
+def _visit(U, ur, uc, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, write):  # pragma: no cover - compiled
     """Give pixel ``(i, j)`` its best label (only if ``write``); returns the energy
-    change of that move (0.0: the pixel keeps its label)."""
-    h, w, K = U.shape
+    change of that move (0.0: the pixel keeps its label). Its unaries are
+    ``U[i - ur, j - uc]``."""
+    h, w = z.shape
+    K = U.shape[2]
     a = z[i, j]
     for k in range(K):
-        cost[k] = U[i, j, k]
+        cost[k] = U[i - ur, j - uc, k]
     # fixed neighbours: w [k != z_fixed] (the order and arithmetic of the generic tile
     # path, which folds them into the unaries)
     if i == r0 and r0 > 0:
@@ -164,10 +166,11 @@ def _touch(dirty, i, j, r0, r1, c0, c1):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, max_iter, rel_tol, n_changes,
-                     deltas, skip):  # pragma: no cover - compiled
+def _grid_icm_kernel(U, ur, uc, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, max_iter, rel_tol,
+                     n_changes, deltas, skip):  # pragma: no cover - compiled
     """Sweeps of ICM over the free window ``[r0:r1, c0:c1]`` of ``z`` (in place); pixels
-    outside it are fixed. In random order ``visit`` (a permutation of the window's
+    outside it are fixed. Pixel ``(i, j)`` has the unaries ``U[i - ur, j - uc]`` (only the
+    window's are read). In random order ``visit`` (a permutation of the window's
     ``_BLOCK``-square blocks, row-major) is reshuffled in place before every sweep. Per
     sweep, writes the number of changed labels and the energy change; returns the
     number of sweeps run.
@@ -188,7 +191,7 @@ def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, ma
     if random_order and skip:
         for i in range(r0, r1):
             for j in range(c0, c1):
-                if _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, False) == 0.0:
+                if _visit(U, ur, uc, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, False) == 0.0:
                     dirty[i, j] = 0
     state = np.uint64(seed)
     sweeps = 0
@@ -224,7 +227,7 @@ def _grid_icm_kernel(U, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, ma
                 if skip and dirty[i, j] == 0:
                     continue
                 dirty[i, j] = 0
-                d = _visit(U, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, True)
+                d = _visit(U, ur, uc, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, True)
                 if d != 0.0:
                     changed += 1
                     delta += d
@@ -245,9 +248,10 @@ def _window(shape, fixed):
     return int(top), h - int(bottom), int(left), w - int(right)
 
 
-def _run(U, wh, wv, z, window, random_order, seed, max_iter, skip=True):
+def _run(U, wh, wv, z, window, random_order, seed, max_iter, skip=True, offset=(0, 0)):
     """Trusting twin of :func:`grid_icm`: ``z`` (int32, C-contiguous) is updated in
-    place. Returns ``(sweeps, n_changes, deltas)``."""
+    place; ``U`` may cover only the window, from ``offset`` (row, column) of ``z`` on.
+    Returns ``(sweeps, n_changes, deltas)``."""
     r0, r1, c0, c1 = window
     n_changes = np.zeros(max_iter, np.int64)
     deltas = np.zeros(max_iter)
@@ -257,8 +261,8 @@ def _run(U, wh, wv, z, window, random_order, seed, max_iter, skip=True):
     zz = z.astype(np.int8) if U.shape[2] <= 127 else z
     nb = -(-(r1 - r0) // _BLOCK) * -(-(c1 - c0) // _BLOCK)
     visit = np.arange(nb if random_order else 0, dtype=np.int64)
-    sweeps = _grid_icm_kernel(U, wh, wv, zz, r0, r1, c0, c1, bool(random_order), visit, np.uint64(seed), max_iter,
-                              _REL_TOL, n_changes, deltas, skip)
+    sweeps = _grid_icm_kernel(U, int(offset[0]), int(offset[1]), wh, wv, zz, r0, r1, c0, c1, bool(random_order),
+                              visit, np.uint64(seed), max_iter, _REL_TOL, n_changes, deltas, skip)
     if zz is not z:
         z[...] = zz
     return sweeps, n_changes[:sweeps], deltas[:sweeps]

@@ -190,3 +190,21 @@ def test_skipping_settled_pixels_changes_nothing(random_order, fixed):
             runs.append((z, n_changes.tolist(), deltas.tolist()))
         np.testing.assert_array_equal(runs[0][0], runs[1][0])
         assert runs[0][1:] == runs[1][1:] and len(runs[0][1]) > 1
+
+
+@pytest.mark.parametrize("random_order", [True, False])
+def test_unaries_of_the_window_only_with_an_offset(random_order):
+    """The kernel given only the free window's unaries and their offset runs the same
+    sweeps as with the whole grid's (what a tiled run passes: the tile's block, no copy
+    extended by its halo); the fixed pixels' unaries are never read."""
+    from graphclust.inference.grid_icm import _run
+
+    U, wh, wv = _problem(23, 17, 4, 6)
+    init = np.random.default_rng(2).integers(0, 4, size=(23, 17)).astype(np.int32)
+    r0, r1, c0, c1 = _window((23, 17), (True, True, True, False))
+    full, part = init.copy(), init.copy()
+    ref = _run(U, wh, wv, full, (r0, r1, c0, c1), random_order, 7, 100)
+    got = _run(np.ascontiguousarray(U[r0:r1, c0:c1]), wh, wv, part, (r0, r1, c0, c1), random_order, 7, 100,
+               offset=(r0, c0))
+    np.testing.assert_array_equal(part, full)
+    assert got[1].tolist() == ref[1].tolist() and (ref[1] > 0).any()
