@@ -479,8 +479,9 @@ def test_tile_step_from_the_block_and_its_halo_strips(halo, block_id):
 
 def test_tile_update_from_a_fixed_point_returns_it_without_sweeping(monkeypatch):
     """Labels a run's converged tile update produced are returned as they are when the
-    same tile sees them again in that run (no sweep); another run, another ring pixel
-    or halo > 1 sweep again, and sweeping gives the very labels returned."""
+    same tile sees them again in that run (no sweep); another run or halo > 1 sweep
+    again, and sweeping gives the very labels returned; with ring pixels changed, the
+    sweeps from the pixels next to them give those of a full pass."""
     from graphclust.inference import grid_icm
 
     calls = []
@@ -503,12 +504,16 @@ def test_tile_update_from_a_fixed_point_returns_it_without_sweeping(monkeypatch)
     assert len(calls) == 2
     gd._tile_step(z[..., None], unary, weights, run="b", **kw)
     assert len(calls) == 3
-    z[0, 5] = (z[0, 5] + 1) % 3  # a neighbour's side changed
-    gd._tile_step(z[..., None], unary, weights, run="a", **kw)
-    assert len(calls) == 4
+    # a neighbour's side changed: the sweeps start from the pixels next to the change and
+    # give what a full pass gives
+    z[0, :], z[:, 0] = 0, 1
+    moved = gd._tile_step(z[..., None], unary, weights, run="a", **kw)
+    assert len(calls) == 4 and (moved != first).any()
+    np.testing.assert_array_equal(moved, gd._tile_step(z[..., None], unary, weights, **kw))
+    assert len(calls) == 5
     for _ in range(2):  # halo 3: the free region reaches into the neighbours, nothing kept
         gd._tile_step(z[..., None], unary, weights, run="a", **dict(kw, halo=3))
-    assert len(calls) == 6
+    assert len(calls) == 7
 
 
 def test_fixed_point_shortcut_changes_no_run(monkeypatch):

@@ -167,7 +167,7 @@ def _touch(dirty, i, j, r0, r1, c0, c1):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _grid_icm_kernel(U, ur, uc, wh, wv, z, r0, r1, c0, c1, random_order, visit, seed, max_iter, rel_tol,
-                     n_changes, deltas, skip):  # pragma: no cover - compiled
+                     n_changes, deltas, skip, candidates):  # pragma: no cover - compiled
     """Sweeps of ICM over the free window ``[r0:r1, c0:c1]`` of ``z`` (in place); pixels
     outside it are fixed. Pixel ``(i, j)`` has the unaries ``U[i - ur, j - uc]`` (only the
     window's are read). In random order ``visit`` (a permutation of the window's
@@ -182,13 +182,19 @@ def _grid_icm_kernel(U, ur, uc, wh, wv, z, r0, r1, c0, c1, random_order, visit, 
     random order, a read-only raster pass first marks the pixels that could move at the
     start; the others are skipped until a neighbour changes (a warm start that is
     already nearly a local minimum then costs one cache-friendly pass instead of a
-    randomly ordered one). ``skip=False`` visits every pixel (for the tests)."""
+    randomly ordered one). A non-empty ``candidates`` (uint8, ``z``'s shape) replaces
+    that pass: the caller knows only those pixels may be able to move (the others are
+    visited once a neighbour changes, as any skipped pixel). ``skip=False`` visits
+    every pixel (for the tests)."""
     K = U.shape[2]
     fw = c1 - c0
     n = (r1 - r0) * fw
     cost = np.empty(K)
-    dirty = np.ones(z.shape, np.uint8)
-    if random_order and skip:
+    if skip and candidates.size:
+        dirty = candidates
+    else:
+        dirty = np.ones(z.shape, np.uint8)
+    if random_order and skip and not candidates.size:
         for i in range(r0, r1):
             for j in range(c0, c1):
                 if _visit(U, ur, uc, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, False) == 0.0:
@@ -248,21 +254,23 @@ def _window(shape, fixed):
     return int(top), h - int(bottom), int(left), w - int(right)
 
 
-def _run(U, wh, wv, z, window, random_order, seed, max_iter, skip=True, offset=(0, 0)):
-    """Trusting twin of :func:`grid_icm`: ``z`` (int32, C-contiguous) is updated in
-    place; ``U`` may cover only the window, from ``offset`` (row, column) of ``z`` on.
-    Returns ``(sweeps, n_changes, deltas)``."""
+def _run(U, wh, wv, z, window, random_order, seed, max_iter, skip=True, offset=(0, 0), candidates=None):
+    """Trusting twin of :func:`grid_icm`: ``z`` (integer, C-contiguous) is updated in
+    place; ``U`` may cover only the window, from ``offset`` (row, column) of ``z`` on;
+    ``candidates`` (uint8 mask, ``z``'s shape, consumed) are the only pixels able to move
+    at the start when the caller knows them. Returns ``(sweeps, n_changes, deltas)``."""
     r0, r1, c0, c1 = window
     n_changes = np.zeros(max_iter, np.int64)
     deltas = np.zeros(max_iter)
     if r1 <= r0 or c1 <= c0:
         return 0, n_changes[:0], deltas[:0]
     # int8 labels when they fit: the label array then stays in cache on large tiles
-    zz = z.astype(np.int8) if U.shape[2] <= 127 else z
+    zz = z.astype(np.int8) if U.shape[2] <= 127 and z.dtype != np.int8 else z
     nb = -(-(r1 - r0) // _BLOCK) * -(-(c1 - c0) // _BLOCK)
     visit = np.arange(nb if random_order else 0, dtype=np.int64)
+    mask = np.zeros((0, 0), np.uint8) if candidates is None else candidates
     sweeps = _grid_icm_kernel(U, int(offset[0]), int(offset[1]), wh, wv, zz, r0, r1, c0, c1, bool(random_order),
-                              visit, np.uint64(seed), max_iter, _REL_TOL, n_changes, deltas, skip)
+                              visit, np.uint64(seed), max_iter, _REL_TOL, n_changes, deltas, skip, mask)
     if zz is not z:
         z[...] = zz
     return sweeps, n_changes[:sweeps], deltas[:sweeps]
