@@ -340,15 +340,15 @@ def _fast_icm(method, options):
 
 
 class _FixedPoints:
-    """Tile labels an ICM tile update (``halo=1``) left as they were in a run, with the
-    halo ring they are a local minimum under, kept in each worker process by run, tile
-    and a digest of the labels. The update's last sweep moved no pixel, so under that
-    ring no pixel can move, whatever the visiting order; the next update of the tile
-    from the same labels then needs no full pass: under the same ring it returns the
-    labels as they are (no arrays built, no sweep), and otherwise only the pixels next
-    to ring pixels that changed can move at first, so its sweeps start from those (the
-    sweeps a full pass would run). Keyed by run, so another run's unaries or weights
-    never match; bounded, oldest first out."""
+    """The tile labels each converged ICM tile update (``halo=1``) of a run ended on,
+    with the halo ring around them, kept in each worker process by run, tile and a
+    digest of the labels. The update's last sweep moved no pixel, so under that ring no
+    pixel can move, whatever the visiting order; the next update of the tile from the
+    same labels then needs no full pass: under the same ring it returns the labels as
+    they are (no arrays built, no sweep), and otherwise only the pixels next to ring
+    pixels that changed can move at first, so its sweeps start from those (the sweeps
+    a full pass would run). Keyed by run, so another run's unaries or weights never
+    match; bounded, oldest first out."""
 
     def __init__(self, size=1 << 12):
         import collections
@@ -411,8 +411,9 @@ def _tile_step(z, U, weights=None, *, U_ring=None, block_id=None, nblocks=None, 
     ``U`` is the extended tile's unaries, or the tile's with ``U_ring`` its halo strips;
     ``weights`` the extended tile's ``(wh, wv)`` (:func:`_tile_weights`), or None for
     the constant ``smoothness``. With a ``run`` id, the ICM grid kernel and ``halo=1``
-    (the free region is the tile), an update from labels this run's update of the tile
-    already left unchanged starts from what changed around them (:class:`_FixedPoints`)."""
+    (the free region is the tile), an update from labels an earlier update of the tile
+    in this run converged on starts from what changed around them since
+    (:class:`_FixedPoints`)."""
     z = z[..., 0]
     top, bottom, left, right = _sides(block_id, nblocks, halo)
     h, w = z.shape
