@@ -516,6 +516,20 @@ def test_tile_update_from_a_fixed_point_returns_it_without_sweeping(monkeypatch)
     assert len(calls) == 7
 
 
+
+def test_fixed_points_are_bounded_and_keyed_by_run():
+    """The memory of converged tiles keeps the newest entries up to its size, and a key
+    names the run, the tile and the labels' digest."""
+    memo = gd._FixedPoints(size=2)
+    labels = np.arange(6, dtype=np.int8).reshape(2, 3)
+    keys = [gd._FixedPoints.key("r", (0, k), labels) for k in range(3)]
+    for k in keys:
+        memo.add(k, ("ring",))
+    assert memo.get(keys[0]) is None and memo.get(keys[2]) == ("ring",)
+    assert gd._FixedPoints.key("r", (0, 1), labels) == keys[1]
+    assert gd._FixedPoints.key("s", (0, 1), labels) != keys[1]
+    assert gd._FixedPoints.key("r", (0, 1), labels[::-1]) != keys[1]
+
 def test_fixed_point_shortcut_changes_no_run(monkeypatch):
     """grid_inference with tile updates from remembered fixed points skipped gives the
     labels, rounds and changes of the run sweeping every tile update, and skips some."""
