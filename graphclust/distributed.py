@@ -899,10 +899,11 @@ def grid_inference(unary, image=None, *, method="icm", smoothness=1.0, beta=None
     seed = None if random_state is None else int(check_random_state(random_state).integers(2**31))
     run = uuid.uuid4().hex  # names this run's tile fixed points (_FixedPoints)
     # numpy inputs become dask arrays inside _placed, and the plan is filled in once
-    # their blocks are known: the annotation reads it only when the graph is submitted
+    # their blocks are known: the annotation reads it only when the graph is submitted.
+    # A dask input's own layers (a rechunk, say) stay unannotated, as its graph is the user's
     dclient = _distributed_client(client)
     plan = None if dclient is None else {}
-    with _placed(plan):
+    with _placed(None if isinstance(unary, da.Array) else plan):
         U, img = _check_grid(unary, image, chunks, halo)
     if plan is not None:
         plan.update(_grid_plan(dclient, U))
