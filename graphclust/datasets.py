@@ -2,8 +2,10 @@
 
 * Classic UCI tables shipped with the package (no download, no extra dependency):
   :func:`load_iris`, :func:`load_wine`, :func:`load_breast_cancer`,
-  :func:`load_digits`. Each returns ``(X, y)``: float64 features and int64 classes.
-  Attribution is in ``graphclust/data/README.md``.
+  :func:`load_digits`, and the other three sets of the TVClust / RDP-means paper's
+  protocol, :func:`load_ecoli`, :func:`load_glass` and :func:`load_balance_scale`.
+  Each returns ``(X, y)``: float64 features and int64 classes. Attribution is in
+  ``graphclust/data/README.md``.
 * Images from scikit-image (the ``image`` extra): :func:`load_horse` (a silhouette with
   a true foreground mask) and :func:`load_sample_image`.
 * Seeded generators: :func:`make_blobs` and :func:`make_moons` for points,
@@ -25,6 +27,9 @@ __all__ = [
     "load_wine",
     "load_breast_cancer",
     "load_digits",
+    "load_ecoli",
+    "load_glass",
+    "load_balance_scale",
     "load_demo",
     "load_horse",
     "load_sample_image",
@@ -177,6 +182,96 @@ def load_digits():
     ((1797, 64), 16, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     """
     return _load_table("digits.csv.gz")
+
+
+def load_ecoli():
+    """Protein localisation sites in E. coli: 336 proteins, 7 scores, 8 sites.
+
+    Returns
+    -------
+    X : ndarray of shape (336, 7), dtype float64
+        mcg, gvh, lip, chg, aac, alm1, alm2: scores in [0, 1] computed from the amino
+        acid sequence (``lip`` and ``chg`` are nearly binary).
+    y : ndarray of shape (336,), dtype int64
+        0 = cp (143), 1 = im (77), 2 = pp (52), 3 = imU (35), 4 = om (20),
+        5 = omL (5), 6 = imL (2), 7 = imS (2); rows grouped by class.
+
+    Notes
+    -----
+    Nakai, K. (1996), UCI Machine Learning Repository, CC BY 4.0,
+    doi:10.24432/C5388M. The values are the UCI file's; the row order within a class
+    is not (``tools/make_uci_tables.py`` says how the table was rebuilt).
+
+    Examples
+    --------
+    >>> from graphclust.datasets import load_ecoli
+    >>> X, y = load_ecoli()
+    >>> X.shape, [int((y == k).sum()) for k in range(8)]
+    ((336, 7), [143, 77, 52, 35, 20, 5, 2, 2])
+    """
+    return _load_table("ecoli.csv")
+
+
+def load_glass():
+    """Glass identification: 214 glass fragments, 9 measurements, 6 types.
+
+    Returns
+    -------
+    X : ndarray of shape (214, 9), dtype float64
+        Refractive index, then the weight percent of the oxides of Na, Mg, Al, Si, K,
+        Ca, Ba and Fe.
+    y : ndarray of shape (214,), dtype int64
+        The UCI glass type 1, 2, 3, 5, 6, 7 as 0 to 5 (70, 76, 17, 13, 9 and 29
+        fragments; type 4 has none), in the UCI row order.
+
+    Notes
+    -----
+    German, B. (1987), UCI Machine Learning Repository, CC BY 4.0,
+    doi:10.24432/C5WW2P. The UCI file's first column, a record number that runs
+    through the rows sorted by type, is left out: kept as a feature, it gives the
+    classes away.
+
+    Examples
+    --------
+    >>> from graphclust.datasets import load_glass
+    >>> X, y = load_glass()
+    >>> X.shape, X[0].tolist()[:3], [int((y == k).sum()) for k in range(6)]
+    ((214, 9), [1.52101, 13.64, 4.49], [70, 76, 17, 13, 9, 29])
+    """
+    return _load_table("glass.csv")
+
+
+def load_balance_scale():
+    """Balance scale: the 625 settings of a two-armed scale, 4 features, 3 outcomes.
+
+    Each arm carries a weight 1-5 at a distance 1-5; the scale tips to the side with
+    the larger weight x distance, or balances. The UCI table is exactly the 5^4
+    settings, so it is generated here rather than shipped.
+
+    Returns
+    -------
+    X : ndarray of shape (625, 4), dtype float64
+        Left weight, left distance, right weight, right distance, in the UCI row
+        order (lexicographic).
+    y : ndarray of shape (625,), dtype int64
+        0 = tips left (288), 1 = balanced (49), 2 = tips right (288).
+
+    Notes
+    -----
+    Siegler, R. S. (1994), UCI Machine Learning Repository, CC BY 4.0,
+    doi:10.24432/C5488X.
+
+    Examples
+    --------
+    >>> from graphclust.datasets import load_balance_scale
+    >>> X, y = load_balance_scale()
+    >>> X.shape, X[1].tolist(), [int((y == k).sum()) for k in range(3)]
+    ((625, 4), [1.0, 1.0, 1.0, 2.0], [288, 49, 288])
+    """
+    X = np.array(list(np.ndindex(5, 5, 5, 5)), dtype=np.float64) + 1.0
+    torque = X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3]
+    y = np.where(torque > 0, 0, np.where(torque == 0, 1, 2)).astype(np.int64)
+    return X, y
 
 
 # ---------------------------------------------------------------------- scikit-image

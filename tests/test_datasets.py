@@ -10,8 +10,11 @@ import sklearn.datasets as skdata
 from graphclust import datasets
 from graphclust.datasets import (
     SAMPLE_IMAGES,
+    load_balance_scale,
     load_breast_cancer,
     load_digits,
+    load_ecoli,
+    load_glass,
     load_horse,
     load_iris,
     load_sample_image,
@@ -55,11 +58,62 @@ class TestTables:
         assert ours()[0][0, 0] != -999.0
 
 
+# The other three sets of the TVClust / RDP-means protocol (not in scikit-learn): checked
+# against what UCI documents about them.
+OTHER_TABLES = [
+    (load_ecoli, (336, 7), [143, 77, 52, 35, 20, 5, 2, 2]),
+    (load_glass, (214, 9), [70, 76, 17, 13, 9, 29]),
+    (load_balance_scale, (625, 4), [288, 49, 288]),
+]
+
+
+@pytest.mark.parametrize("load, shape, counts", OTHER_TABLES, ids=lambda x: getattr(x, "__name__", None))
+def test_other_tables_shape_dtype_counts(load, shape, counts):
+    X, y = load()
+    assert X.shape == shape and X.dtype == np.float64 and X.flags.c_contiguous
+    assert y.shape == (shape[0],) and y.dtype == np.int64
+    assert np.bincount(y).tolist() == counts
+    assert np.isfinite(X).all()
+    X[0, 0] = -999.0
+    assert load()[0][0, 0] != -999.0
+
+
+def test_ecoli_values():
+    """Seven scores in [0, 1] with two decimals; the two near-binary ones mark lipoproteins."""
+    X, y = load_ecoli()
+    assert X.min() >= 0.0 and X.max() <= 1.0
+    assert np.abs(X * 100 - np.round(X * 100)).max() < 1e-9
+    assert set(X[:, 2]) == {0.48, 1.0} and set(X[:, 3]) == {0.5, 1.0}
+    # lip (signal peptidase II score) is 1.00 on every lipoprotein: omL (5) and imL (6)
+    assert (X[np.isin(y, [5, 6]), 2] == 1.0).all() and (X[y == 7, 2] == 0.48).all()
+    assert len({tuple(r) for r in X}) == 336  # no duplicate rows
+
+
+def test_glass_values():
+    """UCI rows 1 and 214, and oxide percentages that add up to about 100."""
+    X, y = load_glass()
+    assert X[0].tolist() == [1.52101, 13.64, 4.49, 1.1, 71.78, 0.06, 8.75, 0.0, 0.0]
+    assert X[-1].tolist() == [1.51711, 14.23, 0.0, 2.08, 73.36, 0.0, 8.62, 1.67, 0.0]
+    assert y[0] == 0 and y[-1] == 5 and (np.diff(y) >= 0).all()  # UCI rows are sorted by type
+    np.testing.assert_allclose(X[:, 1:].sum(axis=1), 100.0, atol=1.0)
+
+
+def test_balance_scale_is_the_torque_rule():
+    """Every setting once, labelled by comparing weight x distance, independently of the loader."""
+    X, y = load_balance_scale()
+    assert len({tuple(r) for r in X}) == 625 and set(np.unique(X)) == {1.0, 2.0, 3.0, 4.0, 5.0}
+    assert X[0].tolist() == [1.0] * 4 and X[-1].tolist() == [5.0] * 4
+    assert all(tuple(a) < tuple(b) for a, b in zip(X[:-1], X[1:]))  # lexicographic, as UCI
+    for (lw, ld, rw, rd), label in zip(X, y):
+        left, right = lw * ld, rw * rd
+        assert label == (0 if left > right else 1 if left == right else 2)
+
+
 def test_package_data_files_and_size():
     """The data files are where package-data picks them up, with their licence note, < 300 kB."""
     data = resources.files("graphclust") / "data"
     names = {p.name for p in data.iterdir()}
-    assert {"iris.csv", "wine.csv", "breast_cancer.csv.gz", "digits.csv.gz", "README.md"} <= names
+    assert {"iris.csv", "wine.csv", "breast_cancer.csv.gz", "digits.csv.gz", "ecoli.csv", "glass.csv", "README.md"} <= names
     total = sum(len((data / n).read_bytes()) for n in names if not n.startswith("__"))
     assert total < 300_000
     readme = (data / "README.md").read_text()
