@@ -139,3 +139,51 @@ def test_precheck_agrees_with_the_peer_package():
         assert bench.closure_conflict(n, ml, cl) == refused, (n, ml, cl)
         seen.add(refused)
     assert seen == {True, False}
+
+
+def test_glass_as_the_seed_read_it():
+    """``glass_id``: the record number (1..214, rows sorted by type) as first feature, k = 7."""
+    bench = load_script()
+    X, y, k = bench.load("glass_id", "raw")
+    X0, y0, k0 = bench.load("glass", "raw")
+    assert (X.shape, k, k0) == ((214, 10), 7, 6)
+    np.testing.assert_array_equal(X[:, 0], np.arange(1, 215))
+    np.testing.assert_array_equal(X[:, 1:], X0)
+    np.testing.assert_array_equal(y, y0)
+    # the leak: the record number alone orders the types
+    assert (np.diff(y[np.argsort(X[:, 0])]) >= 0).all()
+
+
+def test_seed_comparison_means_of_per_set_means():
+    """Five-set averages are means of per-set means (as the seed's tables are), failures
+    are shown as failures, and the seed's own numbers stand beside ours."""
+    from types import SimpleNamespace
+
+    bench = load_script()
+    sets = ("iris", "wine", "ecoli", "glass_id", "balance_scale")
+    records = []
+    for i, ds in enumerate(sets):
+        for run in range(i + 1):  # unequal run counts: pooling would give another number
+            for p in (1.0, 0.8):
+                f = 0.1 * (i + 1) + 0.01 * run + (0.0 if p == 1.0 else 0.5)
+                records.append({"dataset": ds, "r": 0.03, "p": p, "k": 3, "k_decl": 3, "method": "rdpmeans",
+                                "run": run, "error": None, "F": f, "ARI": f / 2, "NMI": f / 4, "K": 3})
+                records.append({"dataset": ds, "r": 0.03, "p": p, "k": 3, "k_decl": 3, "method": "mpckmeans",
+                                "run": run, "error": None if p == 1.0 else "InconsistentConstraintsException"}
+                               | ({"F": 1.0, "ARI": 1.0, "NMI": 1.0, "K": 3} if p == 1.0 else {}))
+    args = SimpleNamespace(accuracies=[1.0, 0.8], rates=[0.03])
+    text = "\n".join(bench.seed_comparison(records, ["rdpmeans", "mpckmeans"], args))
+    assert "glass as the seed read it" in text and "without the record number" not in text
+    per_set = [np.mean([0.1 * (i + 1) + 0.01 * run for run in range(i + 1)]) for i in range(5)]
+    want = np.mean(per_set)
+    t2 = table_rows(text, "### Table 2")
+    seed_p1, ours_p1, seed_p8, ours_p8 = t2["RDP-means (annealed ξ)"]
+    assert seed_p1 == "0.93 / 0.90 / 0.89" and seed_p8 == "0.75 / 0.65 / 0.62"
+    assert ours_p1 == f"{want:.2f} / {want / 2:.2f} / {want / 4:.2f}"
+    assert ours_p8.startswith(f"{want + 0.5:.2f} / ")
+    assert t2["MPCKMeans (peer)"][1] == "1.00 / 1.00 / 1.00" and t2["MPCKMeans (peer)"][3] == "failed 15/15"
+    t1 = table_rows(text, "### Table 1")
+    assert t1["RDP-means (annealed ξ)"][0] == "0.86 / 0.80 / 0.80"  # the seed's iris
+    assert t1["MPCKMeans (peer)"][-1].startswith("failed ")
+    t3 = table_rows(text, "### Table 3")
+    assert t3["RDP-means (annealed ξ)"] == ["0.03", "0.98 / 0.77", f"{want:.2f} / {want + 0.5:.2f}"]
