@@ -443,11 +443,11 @@ def _strict_cell(recs):
 def _over_sets(recs, sets, keys=("F", "ARI", "NMI")):
     """Mean over ``sets`` of each set's mean: a tuple, or a string saying why there is none."""
     per = [[x for x in recs if x["dataset"] == ds] for ds in sets]
-    if any(not r for r in per):
-        return "not run"
     nf = sum(x["error"] is not None for r in per for x in r)
     if nf:
         return f"failed {nf}/{sum(map(len, per))}"
+    if any(not r for r in per):
+        return "not run"
     aggs = [_agg(r) for r in per]
     return tuple(float(np.mean([a[q] for a in aggs])) for q in keys)
 
@@ -583,17 +583,8 @@ def tables(records, sampling, args, elapsed):
     w("| method | " + " | ".join(f"p={p:g}" for p in args.accuracies) + " |")
     w("| --- |" + " --- |" * len(args.accuracies))
     for m in methods:
-        row = []
-        for p in args.accuracies:
-            per = [[x for x in main if x["method"] == m and x["dataset"] == ds and x["p"] == p] for ds in datasets]
-            if any(any(x["error"] is not None for x in recs) for recs in per):
-                nf = sum(x["error"] is not None for recs in per for x in recs)
-                row.append(f"failed {nf}/{sum(len(recs) for recs in per)}")
-            elif any(not recs for recs in per):
-                row.append("not run")
-            else:
-                aggs = [_agg(recs) for recs in per]
-                row.append(" / ".join(_fmt(np.mean([a[q] for a in aggs])) for q in ("F", "ARI", "NMI")))
+        row = [_triple(_over_sets([x for x in main if x["method"] == m and x["p"] == p], datasets))
+               for p in args.accuracies]
         w(f"| {METHODS[m]} | " + " | ".join(row) + " |")
     w("")
 
