@@ -466,7 +466,8 @@ def seed_comparison(main, methods, args):
     for glass, title in (("glass_id", "glass as the seed read it (`glass_id`: record number kept, k = 7)"),
                          ("glass", "glass without the record number, k = 6 (the seed's glass numbers "
                                    "are still those of its own reading)")):
-        sets = [glass if ds == "glass" else ds for ds in SEED_SETS]
+        ours_of = {ds: glass if ds == "glass" else ds for ds in SEED_SETS}  # seed's name -> ours
+        sets = list(ours_of.values())
         if not set(sets) <= present:
             continue
         w(f"## Against the seed's tables, its five data sets: {title}\n")
@@ -478,11 +479,10 @@ def seed_comparison(main, methods, args):
         for m in methods:
             seed = SEED_TABLE1.get(m)
             row = []
-            for ds in sets:
-                row.append(_triple(seed[ds.replace("_id", "")]) if seed else "—")
-                row.append(_triple(_over_sets([x for x in main if x["method"] == m], [ds])))
-            mean_seed = _triple(tuple(np.mean([seed[d.replace("_id", "")][i] for d in sets]) for i in range(3))) \
-                if seed else "—"
+            for ds in SEED_SETS:
+                row.append(_triple(seed[ds]) if seed else "—")
+                row.append(_triple(_over_sets([x for x in main if x["method"] == m], [ours_of[ds]])))
+            mean_seed = _triple(tuple(np.mean([seed[ds] for ds in SEED_SETS], axis=0))) if seed else "—"
             mean_ours = _triple(_over_sets([x for x in main if x["method"] == m], sets))
             w(f"| {METHODS[m]} | " + " | ".join(row) + f" | {mean_seed} | {mean_ours} |")
         w("")
