@@ -690,7 +690,8 @@ def parse(argv):
     ap.add_argument("--run-inconsistent-peers", action="store_true",
                     help="call the peers even when the constraints are inconsistent (they raise)")
     ap.add_argument("--out", default=None, help="write the markdown here (atomically) instead of stdout")
-    ap.add_argument("--json", default=None, help="also write every run's record here (atomically)")
+    ap.add_argument("--json", default=None,
+                    help="also write every run's record here (atomically); with --merge, the merged records")
     ap.add_argument("--merge", default=None,
                     help="comma-separated --json files of earlier runs: fit nothing, render their records as one "
                          "set of tables (data sets, methods, r and p default to those present)")
@@ -782,6 +783,12 @@ def write_atomic(path, text):
         raise
 
 
+def write_records(path, args, elapsed, records, sampling):
+    """The ``--json`` file: every run's record and constraint sample, which ``--merge`` reads."""
+    write_atomic(path, json.dumps({"argv": args.argv, "elapsed": elapsed, "records": records,
+                                   "sampling": sampling}, indent=0) + "\n")
+
+
 def main(argv=None):
     """Run the benchmark; returns ``{"records", "sampling", "markdown"}``."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -793,6 +800,8 @@ def main(argv=None):
     if args.merge:
         records, sampling = args.merged
         text = tables(records, sampling, args, 0.0)
+        if args.json:  # one records file from many jobs' files, readable by a later --merge
+            write_records(args.json, args, None, records, sampling)
         if args.out:
             write_atomic(args.out, text + "\n")
         else:
@@ -807,8 +816,7 @@ def main(argv=None):
     elapsed = time.perf_counter() - t0
     text = tables(records, sampling, args, elapsed)
     if args.json:
-        write_atomic(args.json, json.dumps({"argv": args.argv, "elapsed": elapsed, "records": records,
-                                            "sampling": sampling}, indent=0) + "\n")
+        write_records(args.json, args, elapsed, records, sampling)
     if args.out:
         write_atomic(args.out, text + "\n")
         log(f"\nwrote {args.out} ({elapsed:.0f} s)")

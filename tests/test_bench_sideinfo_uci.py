@@ -1,6 +1,7 @@
 """The side-information UCI benchmark script runs end to end in its smallest mode."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +89,14 @@ def test_merge_renders_earlier_runs_as_one_table(tmp_path):
                               "--json", str(d)])
     split = bench.main(["--merge", f"{c},{d}"])
     assert table_rows(split["markdown"], "### iris, r = 0.03")["DP-means"] == want["DP-means"]
+    # --merge with --json keeps the merged records as one file, which merges like its parts
+    cd, before = tmp_path / "cd.json", (c.read_bytes(), d.read_bytes())
+    bench.main(["--merge", f"{c},{d}", "--json", str(cd)])
+    assert (c.read_bytes(), d.read_bytes()) == before
+    again = bench.main(["--merge", str(cd)])
+    assert again["markdown"] == split["markdown"].replace(f"{c},{d}", str(cd))
+    assert sorted(json.dumps(x, sort_keys=True) for x in again["records"]) == sorted(
+        json.dumps(x, sort_keys=True) for x in split["records"])
     # a selection narrower than the files renders only what was selected
     e = tmp_path / "e.json"
     bench.main(["--quick", "--datasets", "iris,wine", "--runs", "1", "--methods", "dpmeans,rdpmeans", "--json", str(e)])
