@@ -1,13 +1,13 @@
 """The estimator contract (scikit-learn's, without depending on scikit-learn) and the
 registry of clustering methods the command line and the demo use."""
 
-import inspect
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InvalidParameterError, NotFittedError
+from ._params import Parametrized
+from .errors import NotFittedError
 
 __all__ = [
     "ClusteringEstimator",
@@ -44,49 +44,16 @@ class ClusteringResult:
     info: dict = field(default_factory=dict)
 
 
-class ClusteringEstimator:
-    """Base class: ``get_params``/``set_params`` from the ``__init__`` signature, a
-    readable ``repr``, parameter constraints checked once as ``fit`` starts, and
-    ``fit_predict``.
+class ClusteringEstimator(Parametrized):
+    """Base class: ``get_params``/``set_params``/``clone`` from the ``__init__``
+    signature, a readable ``repr``, parameter constraints checked once as ``fit``
+    starts, and ``fit_predict``.
 
     Subclasses implement ``_fit(problem)`` returning ``(labels, ClusteringResult)``
-    for a :class:`~graphclust.Problem`, and may declare ``_constraints``: a dict from
-    parameter name to a callable ``check(value, name)`` raising on a bad value.
+    for a :class:`~graphclust.Problem`, declare ``_parameter_constraints`` (a dict from
+    parameter name to a constraint of :mod:`graphclust._params`, extending the
+    parent's), and put rules that tie parameters together in ``_check_params``.
     """
-
-    _constraints = {}
-
-    @classmethod
-    def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
-
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        valid = self._param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise InvalidParameterError(
-                    f"{type(self).__name__} has no parameter {name!r}; valid parameters: {', '.join(valid)}"
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self):
-        sig = inspect.signature(type(self).__init__)
-        changed = [
-            f"{name}={value!r}"
-            for name, value in self.get_params().items()
-            if sig.parameters[name].default is inspect.Parameter.empty
-            or not _same(value, sig.parameters[name].default)
-        ]
-        return f"{type(self).__name__}({', '.join(changed)})"
-
-    def _validate_params(self):
-        for name, check in self._constraints.items():
-            check(getattr(self, name), f"{name} of {type(self).__name__}")
 
     def fit(self, data, S=None):
         """Fit on a networkx graph, a feature array or a Problem, with optional side
@@ -130,13 +97,6 @@ def canonical_labels(labels):
     rank = np.empty(len(uniq), dtype=np.int64)
     rank[np.argsort(first)] = np.arange(len(uniq))
     return rank[inverse.reshape(-1)]
-
-
-def _same(a, b):
-    try:
-        return bool(a == b) if not isinstance(a, np.ndarray) else False
-    except Exception:
-        return False
 
 
 def check_is_fitted(estimator, attribute="labels_"):

@@ -115,7 +115,8 @@ class Energy:
 
     # ------------------------------------------------------------------ builders
     @classmethod
-    def from_problem(cls, problem, unary, *, smoothness=1.0, constraint_scale=1.0, label_costs=None):
+    def from_problem(cls, problem, unary, *, smoothness=1.0, constraint_scale=1.0, constraint_weights=None,
+                     label_costs=None):
         """Energy of a :class:`~graphclust.Problem`: the given unaries, the data graph as
         attractive Potts terms ``smoothness · W_ij`` and the constraints scaled by
         ``constraint_scale`` (hard ones stay infinite).
@@ -128,6 +129,10 @@ class Energy:
             Multiplier of the data-graph similarities (0 drops them).
         constraint_scale : float, default=1.0
             Multiplier of the constraint strengths.
+        constraint_weights : array-like of shape (problem.n_constraints,) or None
+            Signed weights to use instead of ``problem.constraint_weights`` (one per
+            row of ``problem.constraints``): distance-scaled penalties, reliability
+            weights. ``None``: the problem's own.
         label_costs : array-like of shape (n_labels,) or None
 
         Examples
@@ -151,9 +156,18 @@ class Energy:
             upper = sp.triu(problem.W, k=1).tocoo()
             parts_e.append(np.stack([upper.row, upper.col], axis=1).astype(np.int64))
             parts_w.append(smoothness * upper.data)
+        if constraint_weights is None:
+            constraint_weights = problem.constraint_weights
+        else:
+            constraint_weights = _float_vector(constraint_weights, "constraint_weights")
+            if constraint_weights.shape != (problem.n_constraints,):
+                raise InvalidParameterError(
+                    f"constraint_weights must have one weight per constraint ({problem.n_constraints}), "
+                    f"got shape {constraint_weights.shape}"
+                )
         if constraint_scale and problem.n_constraints:
             parts_e.append(problem.constraints)
-            parts_w.append(constraint_scale * problem.constraint_weights)
+            parts_w.append(constraint_scale * constraint_weights)
         edges = np.concatenate(parts_e) if parts_e else None
         weights = np.concatenate(parts_w) if parts_w else None
         return cls(unary, edges, weights, label_costs=label_costs)
@@ -289,16 +303,21 @@ class Energy:
     def to_pgmpy(self, kind="markov"):
         """Export to pgmpy (``kind="markov"``: ``DiscreteMarkovNetwork``; ``"factor"``:
         ``FactorGraph``). Needs ``graphclust[pgmpy]``; see :mod:`graphclust.pgmpy_bridge`."""
-        from .pgmpy_bridge import to_pgmpy
+        from ._pgmpy import model_from_energy
 
-        return to_pgmpy(self, kind=kind)
+        return model_from_energy(self, kind=kind)
 
     @classmethod
     def from_pgmpy(cls, model):
         """Import a pairwise discrete pgmpy model; see :mod:`graphclust.pgmpy_bridge`."""
-        from .pgmpy_bridge import from_pgmpy
+        return cls._from_pgmpy(model)[0]
 
-        return from_pgmpy(model)
+    @classmethod
+    def _from_pgmpy(cls, model):
+        from ._pgmpy import energy_arguments
+
+        arguments, names = energy_arguments(model)
+        return cls(**arguments), names
 
     def __repr__(self):
         return (

@@ -18,9 +18,9 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
-from ._utils import check_float, check_int, check_random_state, progress_bar
+from ._params import Boolean, Callable, InstanceOf, Integer, Optional, Options, RandomState, Real
+from ._utils import check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .energy import Energy
 from .errors import InvalidParameterError, TooFewClustersError
@@ -30,6 +30,12 @@ from .potentials.centroids import Centroids
 from .sideinfo import check_constraints
 
 __all__ = ["HMRF"]
+
+
+def _check_engine(value, name):
+    # read at check time: engines registered after import count
+    if not isinstance(value, str) or value not in ENGINES:
+        raise InvalidParameterError(f"{name} must be one of {', '.join(sorted(ENGINES))}; got {value!r}")
 
 
 class HMRF(ClusteringEstimator):
@@ -104,6 +110,24 @@ class HMRF(ClusteringEstimator):
     array([0, 1, 1, 1])
     """
 
+    _parameter_constraints = {
+        "potentials": Optional(InstanceOf(NodePotentials, "a NodePotentials provider such as "
+                                                          "graphclust.potentials.Centroids")),
+        "inference": _check_engine,
+        "penalty": Options("distance", "constant"),
+        "use_closure": Boolean(),
+        "max_closure_pairs": Integer(low=0),
+        "smoothness": Real(low=0.0),
+        "max_iter": Integer(low=1),
+        "tol": Real(low=0.0),
+        "safeguard": Boolean(),
+        "inference_options": Optional(InstanceOf(dict, "a dict of engine options")),
+        "init": lambda value, name: None,  # an array checked against the data in fit
+        "random_state": RandomState(),
+        "progress": Boolean(),
+        "callback": Callable(),
+    }
+
     def __init__(self, potentials=None, *, inference="bp", penalty="distance", use_closure=True,
                  max_closure_pairs=200_000, smoothness=0.0, max_iter=100, tol=1e-6, safeguard=True,
                  inference_options=None, init=None, random_state=None, progress=False, callback=None):
@@ -122,28 +146,17 @@ class HMRF(ClusteringEstimator):
         self.progress = progress
         self.callback = callback
 
-    def _validate_params(self):
-        if self.potentials is not None and not isinstance(self.potentials, NodePotentials):
-            raise InvalidParameterError(
-                f"potentials of HMRF must be a NodePotentials provider such as graphclust.potentials.Centroids, "
-                f"got {type(self.potentials).__name__}"
-            )
-        if self.inference not in ENGINES:
-            raise InvalidParameterError(
-                f"inference of HMRF must be one of {', '.join(sorted(ENGINES))}; got {self.inference!r}"
-            )
-        if self.penalty not in ("distance", "constant"):
-            raise InvalidParameterError(f"penalty of HMRF must be 'distance' or 'constant', got {self.penalty!r}")
-        check_int(self.max_iter, "max_iter of HMRF", low=1)
-        check_int(self.max_closure_pairs, "max_closure_pairs of HMRF", low=0)
-        check_float(self.tol, "tol of HMRF", low=0.0)
-        check_float(self.smoothness, "smoothness of HMRF", low=0.0)
-
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):
         rng = check_random_state(self.random_state)
-        provider = (self.potentials or Centroids(2))
-        provider = provider.clone() if hasattr(provider, "clone") else provider
+        provider = (self.potentials or Centroids(2)).clone()
+        provider._validate_params()
+        if self.penalty == "distance" and problem.n_constraints and not provider.has_pair_distortion:
+            raise InvalidParameterError(
+                f"HMRF(penalty='distance') scales constraint penalties by pair distortions, which "
+                f"{type(provider).__name__} does not provide (implement pair_distortion and max_distortion); "
+                "use penalty='constant'"
+            )
         K = provider.n_clusters
         if K > problem.n_nodes:
             raise TooFewClustersError(
@@ -172,11 +185,8 @@ class HMRF(ClusteringEstimator):
         must_terms = (pairs[must], weights[must]) if self.penalty == "distance" else None
         cannot_terms = (pairs[~must], -weights[~must]) if self.penalty == "distance" else None
         labels = self._initialize(problem, provider, report, rng)
-        smooth_edges = smooth_w = None
-        if self.smoothness > 0 and problem.n_edges:
-            upper = sp.triu(problem.W, k=1).tocoo()
-            smooth_edges = np.stack([upper.row, upper.col], 1).astype(np.int64)
-            smooth_w = self.smoothness * upper.data
+        # the E-step's problem: the data graph with the constraints the E-step sees
+        estep = problem.with_constraints(pairs, weights)
 
         options = dict(self.inference_options or {})
         history, e_seconds, m_seconds, engine_runs = [], 0.0, 0.0, []
@@ -185,7 +195,7 @@ class HMRF(ClusteringEstimator):
         bar = progress_bar(self.progress, self.max_iter, "HMRF EM")
         # the energy under the current parameters: built once per iteration, used for
         # the E-step and (after the M-step changed them) for the objective
-        energy, far_pair = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
+        energy, far_pair = self._energy(problem, provider, estep)
         for it in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
             result = solve(energy, self.inference, init=labels, random_state=rng, **options)
@@ -200,7 +210,7 @@ class HMRF(ClusteringEstimator):
             t0 = time.perf_counter()
             provider.update(problem, labels, must=must_terms, cannot=cannot_terms, far_pair=far_pair)
             m_seconds += time.perf_counter() - t0
-            energy, far_pair = self._energy(problem, provider, pairs, weights, smooth_edges, smooth_w)
+            energy, far_pair = self._energy(problem, provider, estep)
             J = energy.evaluate(labels) + provider.label_free_energy(problem)
             history.append(J)
             if bar is not None:
@@ -277,8 +287,7 @@ class HMRF(ClusteringEstimator):
                 raise InvalidParameterError("init of HMRF must be finite")
             provider.initialize(problem, seeds, rng)
             return provider.unary(problem).argmin(axis=1).astype(np.int64)
-        Y, counts = provider.points(problem) if hasattr(provider, "points") else (problem.feature_means,
-                                                                                  problem.counts)
+        Y, counts = provider.points(problem)
         K = provider.n_clusters
         comp = report.component_of
         sizes = np.bincount(comp, weights=counts, minlength=report.n_components)
@@ -318,27 +327,27 @@ class HMRF(ClusteringEstimator):
             labels[comp == h] = k
         return labels.astype(np.int64)
 
-    def _energy(self, problem, provider, pairs, weights, smooth_edges, smooth_w):
+    def _energy(self, problem, provider, estep=None):
+        """The E-step energy under the provider's current parameters: its unaries, the
+        data graph times ``smoothness`` and the constraints of ``estep`` (``problem``
+        with the E-step's constraints; ``problem`` itself by default), distance-scaled
+        with ``penalty="distance"``."""
+        estep = problem if estep is None else estep
         U = provider.unary(problem)
         far_pair = None
+        weights = estep.constraint_weights
         if len(weights) and self.penalty == "distance":
-            phi = provider.pair_distortion(problem, pairs)
+            phi = provider.pair_distortion(problem, estep.constraints)
             phi_max, far_pair = provider.max_distortion(problem)
             w = np.where(weights > 0, weights * phi, weights * np.maximum(phi_max - phi, 0.0))
             # inf * 0 (identical points) means "hard, but free here": keep it hard
-            w = np.where(np.isnan(w), weights, w)
-        else:
-            w = weights
-        edges = pairs
-        if smooth_edges is not None:
-            edges = np.concatenate([pairs, smooth_edges])
-            w = np.concatenate([w, smooth_w])
-        return Energy(U, edges, w), far_pair
+            weights = np.where(np.isnan(w), weights, w)
+        return Energy.from_problem(estep, U, smoothness=self.smoothness, constraint_weights=weights), far_pair
 
 
 def _dist_to(provider, Y, c):
-    return provider.distortion_matrix(Y, np.asarray(c)[None, :])[:, 0] if hasattr(provider, "distortion_matrix") \
-        else ((Y - c) ** 2).sum(1)
+    return provider.distortion_matrix(Y, np.asarray(c)[None, :])[:, 0]
+
 
 
 @register_method("hmrf", "HMRF-KMeans: centroids with a learnt diagonal metric (as in the paper), "

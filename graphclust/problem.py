@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._utils import check_feature_matrix
+from .sideinfo import SideInfo
 from .errors import (
     InvalidConstraintError,
     InvalidFeaturesError,
@@ -249,17 +250,22 @@ class Problem:
 
         Arrays other than the constraints are shared, not copied.
         """
-        from .sideinfo import SideInfo
-
         if S is None:
-            pairs, weights = np.empty((0, 2), np.int64), np.empty(0)
-        else:
-            S = S if isinstance(S, SideInfo) else SideInfo.from_graph(S)
-            pairs, weights = S.to_arrays(self.index)
+            return self.with_constraints(np.empty((0, 2), np.int64), np.empty(0))
+        S = S if isinstance(S, SideInfo) else SideInfo.from_graph(S)
+        return self.with_constraints(*S.to_arrays(self.index))
+
+    def with_constraints(self, constraints, constraint_weights):
+        """Return a copy of this problem with other constraint arrays (index pairs
+        ``(M, 2)`` with ``i < j`` and signed weights ``(M,)``, trusted as given: the
+        constraint closure of :class:`~graphclust.HMRF`, reweighted constraints).
+
+        Arrays other than the constraints are shared, not copied.
+        """
         clone = Problem(
             nodes=self.nodes, W=self.W, X=self.X, counts=self.counts,
-            vertex_weights=self.vertex_weights, constraints=pairs,
-            constraint_weights=weights, graph=self.graph,
+            vertex_weights=self.vertex_weights, constraints=constraints,
+            constraint_weights=constraint_weights, graph=self.graph,
         )
         if "index" in self.__dict__:
             clone.__dict__["index"] = self.__dict__["index"]
@@ -555,32 +561,3 @@ def _node_scalars(G, nodes, attr):
         if not (np.isfinite(out[k]) and out[k] >= 0):
             raise InvalidGraphError(f"node {u!r} has {attr}={v!r}; expected a finite number >= 0")
     return out
-
-
-def constraint_arrays(pairs_by_key, index):
-    """Map ``(u, v, w)`` triples of node keys to index arrays, naming unknown nodes.
-
-    Returns ``(pairs, weights)`` with ``pairs[:, 0] < pairs[:, 1]``.
-    """
-    m = len(pairs_by_key)
-    if m == 0:
-        return np.empty((0, 2), np.int64), np.empty(0)
-    us, vs, ws = zip(*pairs_by_key)
-    get = index.get
-    a = np.fromiter((get(u, -1) for u in us), np.int64, m)
-    b = np.fromiter((get(v, -1) for v in vs), np.int64, m)
-    bad = (a < 0) | (b < 0)
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        u, v = us[k], vs[k]
-        node = u if a[k] < 0 else v
-        kind = "must-link" if ws[k] > 0 else "cannot-link"
-        raise UnknownNodeError(
-            f"{kind} {(u, v)!r} refers to node {node!r}, which is not in the data graph",
-            node=node, constraint=(u, v),
-        )
-    if (a == b).any():  # only reachable when two keys map to one index
-        k = int(np.flatnonzero(a == b)[0])
-        raise InvalidConstraintError(f"constraint {(us[k], vs[k])!r} joins a node to itself", constraint=(us[k], vs[k]))
-    pairs = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1)
-    return pairs, np.asarray(ws, dtype=np.float64)

@@ -40,6 +40,7 @@ import numpy as np
 from numba import njit
 from scipy.special import xlogy
 
+from ._params import AnyOf, Boolean, Callable, Integer, Optional, Options, RandomState, Real
 from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, canonical_labels, register_method
 from .errors import InvalidFeaturesError, InvalidParameterError, TooFewClustersError
@@ -226,24 +227,6 @@ def _lambda(Y, c, kl, k, rule):
     return _fallback_lambda(seq), rule + " (fallback: fewer distinct points than k)", k
 
 
-def _check_choice(options):
-    def check(value, name):
-        if not isinstance(value, str) or value not in options:
-            raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
-    return check
-
-
-def _check_optional(check):
-    def wrapped(value, name):
-        if value is not None:
-            check(value, name)
-    return wrapped
-
-
-def _check_lam(value, name):
-    check_float(value, name, low=0.0, low_open=True)
-
-
 def _check_prob(value, name):
     v = check_float(value, name)
     if not 0.0 < v < 1.0:
@@ -267,32 +250,6 @@ def _check_xi(value, name):
             check_float(v, name, low=0.0)
         return
     check_float(value, name, low=0.0)
-
-
-def _check_xi_max(value, name):
-    if value is None or (isinstance(value, str) and value == "auto"):
-        return
-    if isinstance(value, str):
-        raise InvalidParameterError(f"{name} must be 'auto', None or a number > 0, got {value!r}")
-    check_float(value, name, low=0.0, low_open=True)
-
-
-def _check_noise_var(value, name):
-    if isinstance(value, str) and value == "auto":
-        return
-    if isinstance(value, str):
-        raise InvalidParameterError(f"{name} must be 'auto' or a number > 0, got {value!r}")
-    check_float(value, name, low=0.0, low_open=True)
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidParameterError(f"{name} must be True or False, got {value!r}")
-
-
-def _check_callback(value, name):
-    if value is not None and not callable(value):
-        raise InvalidParameterError(f"{name} must be callable or None, got {type(value).__name__}")
 
 
 def xi_from_pq(p_link, q_link=None, noise_var=1.0, divergence="sqeuclidean"):
@@ -337,7 +294,7 @@ def xi_from_pq(p_link, q_link=None, noise_var=1.0, divergence="sqeuclidean"):
     q_link = p_link if q_link is None else q_link
     _check_prob(q_link, "q_link")
     noise_var = check_float(noise_var, "noise_var", low=0.0, low_open=True)
-    _check_choice(DIVERGENCES)(divergence, "divergence")
+    Options(*DIVERGENCES).check(divergence, "divergence")
     scale = 2.0 * noise_var if divergence == "sqeuclidean" else noise_var
     xi1 = scale * math.log(p_link / (1.0 - q_link))
     xi2 = scale * math.log(q_link / (1.0 - p_link))
@@ -406,7 +363,7 @@ def dp_lambda(X, n_clusters=None, *, rule="farthest_first", divergence="sqeuclid
     problem = as_problem(X)
     provider = DPCentroids(lam=1.0, divergence=divergence, smoothing=smoothing)
     Y, c = provider.points(problem)
-    _check_choice(LAM_RULES)(rule, "rule")
+    Options(*LAM_RULES).check(rule, "rule")
     if n_clusters is not None:
         n_clusters = check_int(n_clusters, "n_clusters", low=1)
         if n_clusters > len(Y):
@@ -479,7 +436,7 @@ class DPCentroids(NodePotentials):
     def __init__(self, n_clusters=1, *, lam=1.0, divergence="sqeuclidean", smoothing=1e-3):
         self.n_clusters_param = check_n_clusters(n_clusters, "DPCentroids")
         self.lam = check_float(lam, "lam of DPCentroids", low=0.0, low_open=True)
-        _check_choice(DIVERGENCES)(divergence, "divergence of DPCentroids")
+        Options(*DIVERGENCES).check(divergence, "divergence of DPCentroids")
         self.divergence = divergence
         self.smoothing = check_float(smoothing, "smoothing of DPCentroids", low=0.0)
         self._base = Centroids(1, distortion=divergence, smoothing=self.smoothing)
@@ -896,27 +853,30 @@ class RDPMeans(ClusteringEstimator):
     (array([0, 0, 0, 1, 1]), [-16.29, -17.47, -17.47, -16.29, -16.29])
     """
 
-    _constraints: ClassVar[dict] = {
-        "lam": _check_optional(_check_lam),
-        "n_clusters": _check_optional(lambda v, name: check_int(v, name, low=1)),
+    _parameter_constraints: ClassVar[dict] = {
+        "lam": Optional(Real(low=0.0, low_open=True)),
+        "n_clusters": Optional(Integer(low=1)),
         "xi": _check_xi,
-        "xi0": lambda v, name: check_float(v, name, low=0.0, low_open=True),
-        "xi_rate": lambda v, name: check_float(v, name, low=1.0),
-        "xi_max": _check_xi_max,
-        "p_link": _check_optional(_check_prob),
-        "q_link": _check_optional(_check_prob),
-        "noise_var": _check_noise_var,
-        "divergence": _check_choice(DIVERGENCES),
-        "smoothing": lambda v, name: check_float(v, name, low=0.0),
-        "lam_rule": _check_choice(LAM_RULES),
-        "init": _check_choice(("mean", "box")),
-        "patience": lambda v, name: check_int(v, name, low=1),
-        "anneal_stop": _check_choice(("saturation", "patience")),
-        "n_init": lambda v, name: check_int(v, name, low=1),
-        "max_iter": lambda v, name: check_int(v, name, low=1),
-        "tol": lambda v, name: check_float(v, name, low=0.0),
-        "progress": _check_bool,
-        "callback": _check_callback,
+        "xi0": Real(low=0.0, low_open=True),
+        "xi_rate": Real(low=1.0),
+        "xi_max": AnyOf(Options("auto"), None, Real(low=0.0, low_open=True),
+                        message="{name} must be 'auto', None or a number > 0, got {value!r}"),
+        "p_link": Optional(_check_prob),
+        "q_link": Optional(_check_prob),
+        "noise_var": AnyOf(Options("auto"), Real(low=0.0, low_open=True),
+                           message="{name} must be 'auto' or a number > 0, got {value!r}"),
+        "divergence": Options(*DIVERGENCES),
+        "smoothing": Real(low=0.0),
+        "lam_rule": Options(*LAM_RULES),
+        "init": Options("mean", "box"),
+        "patience": Integer(low=1),
+        "anneal_stop": Options("saturation", "patience"),
+        "n_init": Integer(low=1),
+        "max_iter": Integer(low=1),
+        "tol": Real(low=0.0),
+        "random_state": RandomState(),
+        "progress": Boolean(),
+        "callback": Callable(),
     }
 
     #: whether the side information is used (DPMeans sets False)
@@ -948,8 +908,7 @@ class RDPMeans(ClusteringEstimator):
         self.progress = progress
         self.callback = callback
 
-    def _validate_params(self):
-        super()._validate_params()
+    def _check_params(self):
         name = type(self).__name__
         if self.xi == "pq" and self.p_link is None:
             raise InvalidParameterError(f"xi='pq' of {name} needs p_link (and optionally q_link)")
@@ -1266,10 +1225,10 @@ class DPMeans(RDPMeans):
     1
     """
 
-    _constraints: ClassVar[dict] = {
-        name: check for name, check in RDPMeans._constraints.items()
+    _parameter_constraints: ClassVar[dict] = {
+        name: check for name, check in RDPMeans._parameter_constraints.items()
         if name in ("lam", "n_clusters", "divergence", "smoothing", "lam_rule", "init", "n_init", "max_iter",
-                    "tol", "progress", "callback")
+                    "tol", "random_state", "progress", "callback")
     }
     _uses_constraints = False
 
@@ -1289,8 +1248,8 @@ class DPMeans(RDPMeans):
         self.progress = progress
         self.callback = callback
 
-    def _validate_params(self):
-        ClusteringEstimator._validate_params(self)
+    def _check_params(self):
+        pass
 
     def _settings(self):
         return "none", (0.0, 0.0)

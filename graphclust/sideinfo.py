@@ -24,6 +24,7 @@ from .errors import (
     InvalidConstraintError,
     InvalidParameterError,
     TooFewClustersError,
+    UnknownNodeError,
 )
 
 __all__ = ["SideInfo", "CheckReport", "Conflict"]
@@ -424,8 +425,6 @@ class SideInfo:
         Raises :class:`UnknownNodeError` naming the first constraint whose node is not
         a key of ``index``.
         """
-        from .problem import constraint_arrays
-
         return constraint_arrays(self.edges(), index)
 
     # ------------------------------------------------------------------ analysis
@@ -447,16 +446,14 @@ class SideInfo:
         -------
         CheckReport
         """
-        from .problem import Problem
-
         if data is None:
             nodes = list(self.nodes())
             index = {u: i for i, u in enumerate(nodes)}
-        elif isinstance(data, Problem):
-            nodes, index = data.nodes, data.index
         elif isinstance(data, nx.Graph):
             nodes = list(data.nodes)
             index = {u: i for i, u in enumerate(nodes)}
+        elif hasattr(data, "index") and hasattr(data, "nodes"):  # a Problem (which imports this module)
+            nodes, index = data.nodes, data.index
         else:
             raise InvalidParameterError(f"check() takes a Problem, a networkx graph or None, got {type(data).__name__}")
         pairs, weights = self.to_arrays(index)
@@ -542,6 +539,35 @@ def _pair_from_linear(k, n):
 
 
 # ---------------------------------------------------------------------- check (array core)
+def constraint_arrays(pairs_by_key, index):
+    """Map ``(u, v, w)`` triples of node keys to index arrays, naming unknown nodes.
+
+    Returns ``(pairs, weights)`` with ``pairs[:, 0] < pairs[:, 1]``.
+    """
+    m = len(pairs_by_key)
+    if m == 0:
+        return np.empty((0, 2), np.int64), np.empty(0)
+    us, vs, ws = zip(*pairs_by_key)
+    get = index.get
+    a = np.fromiter((get(u, -1) for u in us), np.int64, m)
+    b = np.fromiter((get(v, -1) for v in vs), np.int64, m)
+    bad = (a < 0) | (b < 0)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        u, v = us[k], vs[k]
+        node = u if a[k] < 0 else v
+        kind = "must-link" if ws[k] > 0 else "cannot-link"
+        raise UnknownNodeError(
+            f"{kind} {(u, v)!r} refers to node {node!r}, which is not in the data graph",
+            node=node, constraint=(u, v),
+        )
+    if (a == b).any():  # only reachable when two keys map to one index
+        k = int(np.flatnonzero(a == b)[0])
+        raise InvalidConstraintError(f"constraint {(us[k], vs[k])!r} joins a node to itself", constraint=(us[k], vs[k]))
+    pairs = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1)
+    return pairs, np.asarray(ws, dtype=np.float64)
+
+
 def must_link_components(n, must_pairs):
     """Connected components of the must-link graph on ``n`` nodes, in linear time.
 

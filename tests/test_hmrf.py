@@ -220,7 +220,7 @@ def test_e_step_energy_is_the_brute_force_energy(config, penalty, global_random_
             _, far = provider.max_distortion(problem)
             provider.update(problem, labels, must=(pairs[w > 0], w[w > 0]), cannot=(pairs[w < 0], -w[w < 0]),
                             far_pair=far)
-        energy, _ = est._energy(problem, provider, pairs, w, None, None)
+        energy, _ = est._energy(problem, provider)
 
         # the same energy, independently: hand unary + hand penalties over all K^n labellings
         Y, _ = provider.points(problem)

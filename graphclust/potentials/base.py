@@ -16,30 +16,52 @@ Two access patterns:
   time and score it against every cluster plus a *new cluster* option (the last
   column), for sequential samplers and ICM with cluster births (RDP-means, TVClust,
   DCP). The number of clusters may change along the way.
+
+Optional capabilities are declared, so that a driver refuses a provider that lacks
+what it needs when ``fit`` starts, with a message naming the missing piece, instead of
+failing half-way: :attr:`NodePotentials.has_pair_distortion` (distance-scaled
+constraint penalties in :class:`~graphclust.HMRF`) and
+:attr:`NodePotentials.has_incremental` (samplers and ICM with cluster births). A
+subclass that implements the methods gets the flag set for it; it may also set the flag
+itself.
 """
 
 import numpy as np
 
+from .._params import Parametrized
 from ..errors import InvalidFeaturesError, InvalidParameterError
 
 __all__ = ["NodePotentials"]
 
 
-class NodePotentials:
+class NodePotentials(Parametrized):
     """Base class of node-potential providers.
 
     Subclasses implement :meth:`initialize`, :meth:`unary` and :meth:`update`; the
-    incremental methods are optional (they raise ``NotImplementedError`` here), as are
-    the pair distortions used for distance-scaled constraint penalties.
+    incremental methods are optional, as are the pair distortions used for
+    distance-scaled constraint penalties (see the capability flags). Parameters,
+    ``clone`` and ``repr`` come from the ``__init__`` signature as for estimators.
+
+    Every provider has an ``n_clusters`` attribute: the current number of clusters
+    (columns of :meth:`unary`). A provider with a fixed number stores its parameter
+    under that name; one whose clusters are born and die along the way keeps the
+    parameter under another name and makes ``n_clusters`` a property.
     """
 
     #: True when the provider needs node features (``problem.X``)
     requires_features = True
+    #: True when :meth:`pair_distortion` and :meth:`max_distortion` are implemented
+    has_pair_distortion = False
+    #: True when :meth:`start`, :meth:`remove`, :meth:`add` and :meth:`scores` are implemented
+    has_incremental = False
 
-    @property
-    def n_clusters(self):
-        """Current number of clusters (columns of :meth:`unary`)."""
-        raise NotImplementedError
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # a capability is declared by implementing its methods (or by setting the flag)
+        if "has_pair_distortion" not in cls.__dict__:
+            cls.has_pair_distortion = _implements(cls, "pair_distortion", "max_distortion")
+        if "has_incremental" not in cls.__dict__:
+            cls.has_incremental = _implements(cls, "start", "remove", "add", "scores")
 
     # ------------------------------------------------------------------ batch
     def initialize(self, problem, seeds, rng):
@@ -62,6 +84,19 @@ class NodePotentials:
         """Part of the objective that does not depend on the labels (e.g. the
         ``-N log det A`` normaliser of a learnt metric); 0 by default."""
         return 0.0
+
+    def points(self, problem):
+        """``(Y, counts)``: the vectors the driver seeds clusters from (one row per
+        node, means of merged nodes) and how many original points each stands for.
+        The feature means by default."""
+        X, counts = check_features(problem, type(self).__name__)
+        return X / counts[:, None], counts
+
+    def distortion_matrix(self, Y, C):
+        """Distortion ``(n_points, n_centres)`` of rows ``Y`` to centres ``C`` in the
+        space of :meth:`points`, for seeding; squared Euclidean by default."""
+        Y, C = np.asarray(Y, dtype=np.float64), np.asarray(C, dtype=np.float64)
+        return np.stack([((Y - c) ** 2).sum(1) for c in C], axis=1)
 
     # ------------------------------------------------------------------ pair terms
     def pair_distortion(self, problem, pairs):
@@ -91,6 +126,10 @@ class NodePotentials:
         """Costs ``(n_clusters + 1,)`` of node ``i`` in each cluster, and in a new
         cluster last (``inf`` when the provider has a fixed number of clusters)."""
         raise NotImplementedError
+
+
+def _implements(cls, *names):
+    return all(getattr(cls, name) is not getattr(NodePotentials, name) for name in names)
 
 
 def check_features(problem, who):

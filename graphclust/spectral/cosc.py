@@ -26,7 +26,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from .._utils import check_float, check_int, check_random_state, progress_bar
+from .._params import Boolean, Integer, Optional, Options, RandomState, Real
+from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..merge import contract
@@ -51,13 +52,6 @@ _CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
 _FRESH_INNER_ITER = 1600  # and of fresh runs
 
 
-def _check_choice(options):
-    def check(value, name):
-        if value not in options:
-            raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
-    return check
-
-
 def _check_n_jobs(value, name):
     if value is not None:
         check_int(value, name)
@@ -67,11 +61,6 @@ def _check_n_jobs(value, name):
 
 def _n_threads(n_jobs):
     return 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
-
-
-def _check_gamma_param(value, name):
-    if value is not None:
-        check_float(value, name, low=0.0)
 
 
 class COSC(ClusteringEstimator):
@@ -185,17 +174,18 @@ class COSC(ClusteringEstimator):
     ([0, 0, 0, 1, 1, 1, 1, 1], 0)
     """
 
-    _constraints: ClassVar[dict] = {
-        "n_clusters": lambda v, name: check_int(v, name, low=2),
-        "cut": _check_choice(("ncut", "rcut")),
-        "mode": _check_choice(("hard", "soft")),
-        "gamma": _check_gamma_param,
-        "n_starts": lambda v, name: check_int(v, name, low=1),
-        "tol": lambda v, name: check_float(v, name, low=0.0, low_open=True),
-        "max_gamma_steps": lambda v, name: check_int(v, name, low=1),
-        "multilevel": _check_choice(("auto", True, False)),
+    _parameter_constraints: ClassVar[dict] = {
+        "n_clusters": Integer(low=2),
+        "cut": Options("ncut", "rcut"),
+        "mode": Options("hard", "soft"),
+        "gamma": Optional(Real(low=0.0)),
+        "n_starts": Integer(low=1),
+        "tol": Real(low=0.0, low_open=True),
+        "max_gamma_steps": Integer(low=1),
+        "multilevel": Options("auto", True, False),
         "n_jobs": _check_n_jobs,
-        "progress": lambda v, name: None,
+        "random_state": RandomState(),
+        "progress": Boolean(),
     }
 
     def __init__(self, n_clusters=2, *, cut="ncut", mode="hard", gamma=None, n_starts=5, tol=1e-4,
@@ -213,9 +203,11 @@ class COSC(ClusteringEstimator):
         self.progress = progress
 
     # ------------------------------------------------------------------ driver
-    def _fit(self, problem):
+    def _check_params(self):
         if self.mode == "soft" and self.gamma is None:
             raise InvalidParameterError("gamma of COSC is required in mode='soft' (the price of one violation)")
+
+    def _fit(self, problem):
         rng = check_random_state(self.random_state)
         b0 = problem.degrees() if self.cut == "ncut" else np.ones(problem.n_nodes)
         w = problem.constraint_weights

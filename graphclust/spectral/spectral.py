@@ -10,7 +10,8 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
 from .._kmeans import kmeans
-from .._utils import check_int, check_random_state
+from .._params import Integer, RandomState
+from .._utils import check_random_state
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import TooFewClustersError
 from ..merge import contract
@@ -74,9 +75,10 @@ class SpectralClustering(ClusteringEstimator):
     {0: 0, 1: 0, 2: 0, 3: 1, 4: 1, 5: 1}
     """
 
-    _constraints = {
-        "n_clusters": lambda v, name: check_int(v, name, low=1),
-        "n_init": lambda v, name: check_int(v, name, low=1),
+    _parameter_constraints = {
+        "n_clusters": Integer(low=1),
+        "n_init": Integer(low=1),
+        "random_state": RandomState(),
     }
 
     def __init__(self, n_clusters=2, *, n_init=10, random_state=None):
