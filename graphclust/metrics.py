@@ -37,6 +37,7 @@ __all__ = [
     "Violations",
     "violations",
     "constraint_violations",
+    "violated_mask",
     "cut",
     "normalized_cut",
     "ratio_cut",
@@ -528,9 +529,9 @@ def constraint_violations(labels, constraints, weights):
             constraint=pair,
         )
     must = w > 0
-    same = codes[pairs[:, 0]] == codes[pairs[:, 1]]
-    must_bad = must & ~same
-    cannot_bad = ~must & same
+    bad = violated_mask(codes, pairs, w)
+    must_bad = must & bad
+    cannot_bad = ~must & bad
     strength = np.abs(w)
     must_w = float(strength[must_bad].sum())
     cannot_w = float(strength[cannot_bad].sum())
@@ -546,6 +547,15 @@ def constraint_violations(labels, constraints, weights):
         weight_violated=must_w + cannot_w,
         violated=np.flatnonzero(must_bad | cannot_bad),
     )
+
+
+def violated_mask(labels, pairs, weights):
+    """Which constraints ``labels`` violate, as a boolean mask over the rows of
+    ``pairs``: a must-link (``weights > 0``) across two labels, a cannot-link
+    (``weights < 0``) inside one. The trusting twin of :func:`constraint_violations`
+    for the inner loops of estimators: integer labels and pairs in range, no checks."""
+    same = labels[pairs[:, 0]] == labels[pairs[:, 1]]
+    return np.where(weights > 0, ~same, same)
 
 
 def violations(problem, labels, *, nodes=None):

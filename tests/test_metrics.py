@@ -472,3 +472,15 @@ def test_library_does_not_import_sklearn():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_violated_mask_is_the_row_by_row_definition(rng):
+    """The trusting twin the estimators use agrees with a loop over the constraints."""
+    from graphclust.metrics import violated_mask
+
+    labels = rng.integers(0, 3, 12)
+    pairs = np.array([(i, j) for i in range(12) for j in range(i + 1, 12)])[rng.choice(66, 20, replace=False)]
+    w = rng.choice([-2.0, -np.inf, 1.5, np.inf], 20)
+    expected = [(labels[i] != labels[j]) if x > 0 else (labels[i] == labels[j]) for (i, j), x in zip(pairs, w)]
+    np.testing.assert_array_equal(violated_mask(labels, pairs, w), expected)
+    np.testing.assert_array_equal(constraint_violations(labels, pairs, w).violated, np.flatnonzero(expected))

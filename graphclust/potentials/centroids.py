@@ -12,6 +12,7 @@ from scipy.special import xlogy
 
 from .._utils import check_float
 from ..errors import InvalidFeaturesError, InvalidParameterError
+from ..metrics import violated_mask
 from .base import NodePotentials, check_features, check_n_clusters
 
 __all__ = ["Centroids", "DISTORTIONS"]
@@ -528,13 +529,13 @@ def _violated_terms(Y, labels, must, cannot, far_pair):
     ml = empty
     if must is not None and len(must[0]):
         p, w = np.asarray(must[0], np.int64).reshape(-1, 2), np.asarray(must[1], np.float64)
-        bad = (labels[p[:, 0]] != labels[p[:, 1]]) & np.isfinite(w)
+        bad = violated_mask(labels, p, w) & np.isfinite(w)
         p = p[bad]
         ml = (labels[p[:, 0]], labels[p[:, 1]], Y[p[:, 0]] - Y[p[:, 1]], w[bad])
     cl = (np.empty(0, np.int64), np.empty((0, d)), np.empty(0), np.zeros(d))
     if cannot is not None and len(cannot[0]) and far_pair is not None:
         p, w = np.asarray(cannot[0], np.int64).reshape(-1, 2), np.asarray(cannot[1], np.float64)
-        bad = (labels[p[:, 0]] == labels[p[:, 1]]) & np.isfinite(w)
+        bad = violated_mask(labels, p, -w) & np.isfinite(w)  # strengths given: negate to cannot-links
         p = p[bad]
         cl = (labels[p[:, 0]], Y[p[:, 0]] - Y[p[:, 1]], w[bad], Y[far_pair[0]] - Y[far_pair[1]])
     return ml, cl

@@ -31,6 +31,7 @@ from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..merge import contract
+from ..metrics import violated_mask
 from ..problem import Problem
 from .multilevel import coarsen, merge_groups
 from .onespectral import cosc_bipartition, spectral_start
@@ -494,7 +495,7 @@ class COSC(ClusteringEstimator):
                     trial = labels.copy()
                     trial[members[side == 1]] = k
                     obj = _kway_objective(W, b, trial, k + 1)
-                    viol = _count_violations(trial, pairs, cw)
+                    viol = int(violated_mask(trial, pairs, cw).sum())
                     # the smallest k-way cut (Hein & Buehler); in hard mode the last split
                     # prefers the fewest violations, since nothing can repair them later
                     rank = (viol, obj) if self.mode == "hard" and last else (obj, viol)
@@ -597,13 +598,6 @@ def _kway_objective(W, b, labels, k):
     per, _ = _cluster_cuts(W, labels, k)
     vol = np.bincount(labels, weights=b, minlength=k)
     return float(np.sum(np.divide(per, vol, out=np.zeros_like(per), where=vol > 0)))
-
-
-def _count_violations(labels, pairs, cw):
-    if len(pairs) == 0:
-        return 0
-    same = labels[pairs[:, 0]] == labels[pairs[:, 1]]
-    return int(np.sum(np.where(cw > 0, ~same, same)))
 
 
 def _double_cover(n, cl):
