@@ -26,8 +26,14 @@ def test_doc_examples_run(path, tmp_path, monkeypatch):
     G, S, _, _ = gc.datasets.load_demo()
     gc.write_graphml("problem.graphml", G, S)  # the file the GraphML example reads
     namespace = {}
-    for code in python_blocks(path):
-        exec(compile(code, str(path), "exec"), namespace)
+    # a page may register an engine (docs/architecture.md): keep it out of later tests
+    before = dict(gc.inference.ENGINES)
+    try:
+        for code in python_blocks(path):
+            exec(compile(code, str(path), "exec"), namespace)
+    finally:
+        gc.inference.ENGINES.clear()
+        gc.inference.ENGINES.update(before)
 
 
 def test_graphml_doc_example_parses():
