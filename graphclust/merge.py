@@ -103,7 +103,8 @@ def contract(problem, *, threshold=np.inf):
         One node per component, keyed by the component's first node (in node order).
         Similarities between components are summed (internal ones dropped), vertex
         weights and counts summed, features summed (``X`` holds sums; see
-        :attr:`Problem.feature_means`). Constraints are mapped to super-node pairs and
+        :attr:`Problem.feature_means`) and the members' scatter around their mean
+        kept (:attr:`Problem.scatter`), so first and second moments survive. Constraints are mapped to super-node pairs and
         parallel ones of the same sign summed; soft must-links inside a component are
         dropped (always satisfied).
     lift : Lift
@@ -192,15 +193,19 @@ def contract(problem, *, threshold=np.inf):
     constraints = np.concatenate(new_pairs).astype(np.int64) if new_pairs else np.empty((0, 2), np.int64)
     weights = np.concatenate(new_w) if new_w else np.empty(0)
 
+    X_sum = None if problem.X is None else _sum_rows(problem.X, comp, k)
+    scatter_index, scatter = (None, None) if problem.X is None else _merged_scatter(problem, comp, k, X_sum)
     reduced = Problem(
         nodes=[problem.nodes[i] for i in first.tolist()],
         W=WP,
-        X=None if problem.X is None else _sum_rows(problem.X, comp, k),
+        X=X_sum,
         counts=np.bincount(comp, weights=problem.counts, minlength=k).astype(np.int64),
         vertex_weights=np.bincount(comp, weights=problem.vertex_weights, minlength=k),
         constraints=constraints,
         constraint_weights=weights,
         graph=None,
+        scatter_index=scatter_index,
+        scatter=scatter,
     )
     lift = Lift(comp, k, internal, constant, int((inside & (w > 0)).sum()))
     return reduced, lift
@@ -211,3 +216,30 @@ def _sum_rows(X, comp, k):
     n = len(comp)
     P = sp.csr_array((np.ones(n), (np.arange(n), comp)), shape=(n, k))
     return np.asarray(P.T @ X)
+
+
+def _merged_scatter(problem, comp, k, X_sum):
+    """Scatter of every component of more than one node around its mean, by the
+    parallel-axis rule ``S = Σ_m (S_m + c_m (x̄_m − x̄)(x̄_m − x̄)ᵀ)`` over its member nodes
+    ``m`` (which may carry scatter of their own)."""
+    counts = problem.counts
+    n_per = np.bincount(comp, minlength=k)
+    index, blocks = problem.within_scatter()
+    multi = n_per > 1
+    if not multi.any() and not (index >= 0).any():
+        return None, None
+    c_sum = np.bincount(comp, weights=counts, minlength=k)
+    new_index = np.full(k, -1, dtype=np.int64)
+    # a component keeps scatter when it merges nodes or holds one node that had some
+    keeps = multi.copy()
+    keeps[comp[index >= 0]] = True
+    new_index[keeps] = np.arange(int(keeps.sum()))
+    d = problem.X.shape[1]
+    out = np.zeros((int(keeps.sum()), d, d))
+    rows = np.flatnonzero(keeps[comp])
+    D = problem.X[rows] / counts[rows, None] - X_sum[comp[rows]] / c_sum[comp[rows], None]
+    np.add.at(out, new_index[comp[rows]], counts[rows, None, None] * D[:, :, None] * D[:, None, :])
+    had = rows[index[rows] >= 0]
+    if len(had):
+        np.add.at(out, new_index[comp[had]], blocks[index[had]])
+    return new_index, out

@@ -58,6 +58,15 @@ class Problem:
         Signed strengths: ``> 0`` must-link, ``< 0`` cannot-link, ``±inf`` hard.
     graph : networkx.Graph or None
         The graph the problem came from (never modified; see :meth:`to_networkx`).
+    scatter_index : ndarray of shape (n_nodes,), dtype int64, or None
+        For a merged node, its row in ``scatter``; ``-1`` for a node that is one
+        point (no scatter). ``None``: no node has scatter (every node one point).
+    scatter : ndarray of shape (n_scatter, n_features, n_features) or None
+        Within-node scatter ``Σ_m (x_m − x̄)(x_m − x̄)ᵀ`` of the original points merged
+        into a node, around their mean ``x̄``. With ``X`` (sums) and ``counts`` it makes
+        contraction lossless: every node's first and second moments are known, so a
+        Gaussian likelihood scores a merged node exactly as its members (see
+        :meth:`second_moments`).
 
     Examples
     --------
@@ -80,6 +89,8 @@ class Problem:
     constraints: np.ndarray | None = None
     constraint_weights: np.ndarray | None = None
     graph: object = field(default=None, repr=False)
+    scatter_index: np.ndarray | None = field(default=None, repr=False)
+    scatter: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         n = len(self.nodes)
@@ -266,6 +277,7 @@ class Problem:
             nodes=self.nodes, W=self.W, X=self.X, counts=self.counts,
             vertex_weights=self.vertex_weights, constraints=constraints,
             constraint_weights=constraint_weights, graph=self.graph,
+            scatter_index=self.scatter_index, scatter=self.scatter,
         )
         if "index" in self.__dict__:
             clone.__dict__["index"] = self.__dict__["index"]
@@ -311,6 +323,44 @@ class Problem:
         if self.X is None:
             return None
         return self.X / self.counts[:, None]
+
+    def within_scatter(self):
+        """``(scatter_index, scatter)`` with the defaults filled in: every node ``-1`` and
+        no blocks when no node has scatter."""
+        if self.scatter_index is None:
+            return np.full(self.n_nodes, -1, dtype=np.int64), np.zeros((0, self.n_features, self.n_features))
+        return self.scatter_index, self.scatter
+
+    def second_moments(self, *, diagonal=False):
+        """Sum of the outer products ``Σ_m x_m x_mᵀ`` of the original points behind each
+        node: ``(n_nodes, n_features, n_features)``, or its diagonal ``Σ_m x_m²``
+        ``(n_nodes, n_features)`` with ``diagonal=True`` (cheap).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import graphclust as gc
+        >>> X = np.array([[1.0, 0.0], [3.0, 2.0], [5.0, 5.0]])
+        >>> P = gc.Problem.from_array(X, gc.SideInfo.from_pairs(must=[(0, 1)], weight=float("inf")))
+        >>> reduced, lift = gc.contract(P)
+        >>> reduced.second_moments(diagonal=True)   # rows 0 and 1 merged: 1+9, 0+4
+        array([[10.,  4.],
+               [25., 25.]])
+        """
+        if self.X is None:
+            raise InvalidFeaturesError("the problem has no features, so no second moments")
+        index, blocks = self.within_scatter()
+        mean = self.X / self.counts[:, None]
+        has = index >= 0
+        if diagonal:
+            out = self.X * mean
+            if has.any():
+                out[has] += np.einsum("kii->ki", blocks)[index[has]]
+            return out
+        out = self.X[:, :, None] * mean[:, None, :]
+        if has.any():
+            out[has] += blocks[index[has]]
+        return out
 
     def degrees(self):
         """Weighted degree of every node, shape (n_nodes,)."""

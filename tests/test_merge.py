@@ -103,3 +103,54 @@ def test_bad_threshold():
     for bad in ["a", 0, -1.0, None]:
         with pytest.raises(InvalidParameterError, match="threshold"):
             gc.contract(P, threshold=bad)
+
+
+def _members_moments(X, mapping, k):
+    """Direct per-component first and second moments of the original points."""
+    d = X.shape[1]
+    sums, outer = np.zeros((k, d)), np.zeros((k, d, d))
+    for i, c in enumerate(mapping):
+        sums[c] += X[i]
+        outer[c] += np.outer(X[i], X[i])
+    return sums, outer
+
+
+@given(st.data())
+def test_contraction_is_lossless_for_second_moments(data):
+    """Contracting in two steps keeps every super-node's Σx and Σxxᵀ equal to its
+    original members' (the scatter travels with the merged nodes)."""
+    n = data.draw(st.integers(2, 9))
+    seed = data.draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * rng.uniform(0.1, 10, 3)
+    pairs = [tuple(sorted(rng.choice(n, 2, replace=False).tolist())) for _ in range(data.draw(st.integers(0, 6)))]
+    strong = [p for p in pairs if rng.random() < 0.5]
+    S = gc.SideInfo([(u, v, np.inf if p in strong else 5.0) for p in set(pairs) for u, v in [p]])
+    P = gc.Problem.from_array(X, S)
+    # first the infinite must-links, then (threshold 1) the rest: nested contraction
+    R1, lift1 = gc.contract(P)
+    R2, lift2 = gc.contract(R1, threshold=1.0)
+    mapping = lift2.mapping[lift1.mapping]
+    sums, outer = _members_moments(X, mapping, R2.n_nodes)
+    np.testing.assert_allclose(R2.X, sums, atol=1e-9)
+    np.testing.assert_allclose(R2.second_moments(), outer, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(R2.second_moments(diagonal=True), np.einsum("kii->ki", outer), rtol=1e-9, atol=1e-9)
+    # the one-step contraction of the same components agrees
+    R, lift = gc.contract(P, threshold=1.0)
+    np.testing.assert_allclose(R.second_moments(), outer, rtol=1e-9, atol=1e-9)
+
+
+def test_merged_node_scores_like_its_members_under_a_gaussian():
+    """Σ_m ‖x_m − μ‖² over a merged node's members = tr(S) + c‖x̄ − μ‖² for any μ."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6, 2))
+    P = gc.Problem.from_array(X, gc.SideInfo.from_pairs(must=[(0, 1), (1, 4)], weight=np.inf))
+    R, lift = gc.contract(P)
+    index, blocks = R.within_scatter()
+    node = lift.mapping[0]
+    mu = rng.normal(size=2)
+    direct = ((X[[0, 1, 4]] - mu) ** 2).sum()
+    mean = R.X[node] / R.counts[node]
+    assert np.trace(blocks[index[node]]) + R.counts[node] * ((mean - mu) ** 2).sum() == pytest.approx(direct)
+    assert (index[[lift.mapping[i] for i in (2, 3, 5)]] == -1).all()
+    assert gc.contract(gc.Problem.from_array(X))[0].scatter is None  # nothing merged: nothing stored
