@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphclust as gc
-import graphclust.io as gio
 from graphclust.errors import (
     GraphclustError,
     GraphMLError,
@@ -23,6 +22,7 @@ from graphclust.errors import (
     InvalidParameterError,
     UnknownNodeError,
 )
+from graphclust.io import graphml_write
 from graphclust.io import parse_graphml, read_graphml, read_side_info, write_graphml, write_side_info_csv
 
 HEAD = '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">\n'
@@ -850,7 +850,7 @@ class TestWriter:
             written.append(True)
             raise OSError("disk full")
 
-        monkeypatch.setattr(gio, "_write_chunks", fail_midway)
+        monkeypatch.setattr(graphml_write, "_write_chunks", fail_midway)
         with pytest.raises(OSError, match="disk full"):
             write_graphml(path, big)
         assert written and path.read_bytes() == old
@@ -970,3 +970,32 @@ def test_grid_graph_round_trips_through_graphml(tmp_path):
     H, T = gc.read_graphml(tmp_path / "grid.graphml")
     assert set(H.nodes) == set(G.nodes) and H.graph["height"] == 2 and H.graph["width"] == 3
     assert T == S
+
+
+# ---------------------------------------------------------------------- package layout
+def test_io_package_modules_import_each_other_without_a_cycle():
+    """graphclust.io keeps one public list, and its modules' relative imports form no cycle."""
+    import ast
+    import graphlib
+    from pathlib import Path
+
+    import graphclust.io
+
+    assert graphclust.io.__all__ == [
+        "read_graphml", "parse_graphml", "write_graphml", "read_side_info", "write_side_info_csv"
+    ]
+    package = Path(graphclust.io.__file__).parent
+    modules = {p.stem: p for p in package.glob("*.py")}
+    deps = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert name == "__init__" or "__all__" not in {
+            t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if hasattr(t, "id")
+        }, f"{name}.py has its own __all__"
+        deps[name] = set()
+        for node in ast.walk(tree):  # function-level imports count too
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [alias.name for alias in node.names]
+                deps[name].update(target for target in targets if target in modules)
+    graphlib.TopologicalSorter(deps).prepare()  # raises CycleError on a cycle
+    assert deps["_common"] == set()
