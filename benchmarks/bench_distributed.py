@@ -232,7 +232,7 @@ def bench_grid(args):
 def bench_peer(args):
     """Tiled (2 workers) against in-memory ICM on the whole image, for each --peer-sizes."""
     import graphclust as gc
-    import graphclust.distributed as gd
+    from graphclust.distributed.grid import _pair_weights
     from graphclust.energy import Energy
     from graphclust.inference import solve
     from graphclust.inference.grid_icm import _grid_energy, grid_icm
@@ -243,7 +243,7 @@ def bench_peer(args):
         img, U = grid_arrays_lazy(size, args.chunk, args.K, dtype)
         image = img.compute(scheduler="threads")
         unary = U.compute(scheduler="threads")
-        wh, wv = gd._pair_weights(image[..., None], beta, args.smoothness, image.shape)
+        wh, wv = _pair_weights(image[..., None], beta, args.smoothness, image.shape)
         e_tiled = _grid_energy(unary, wh, wv, np.ascontiguousarray(tiled))
         t = time.perf_counter()
         fast = grid_icm(unary, wh, wv, order=args.order, random_state=0)

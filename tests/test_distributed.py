@@ -24,6 +24,8 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 gd = pytest.importorskip("graphclust.distributed")
+from graphclust.distributed import _common as gd_common  # noqa: E402  (private helpers tested below)
+from graphclust.distributed import grid as gd_grid  # noqa: E402
 
 
 def _cluster(**kw):
@@ -284,8 +286,8 @@ def test_global_beta_from_halo_strips_equals_grid_arrays(channels, halo):
     image = rng.random((23, 31) if channels is None else (23, 31, channels))
     chunks = ((7, 9, 7), (10, 5, 16)) + (() if channels is None else ((channels,),))
     I = da.from_array(image, chunks=chunks)
-    rings = gd._halo_rings(I, halo)
-    got = gd._ring_beta(I, rings, None)
+    rings = gd_grid._halo_rings(I, halo)
+    got = gd_grid._ring_beta(I, rings, None)
     diffs = [np.diff(image, axis=1) ** 2, np.diff(image, axis=0) ** 2]
     mean = sum(d.sum() for d in diffs) / (23 * 30 + 22 * 31)
     assert got == pytest.approx(0.5 / mean, rel=1e-12)
@@ -320,7 +322,7 @@ def test_tile_plan_shares_each_colour_by_threads(numblocks, nthreads):
     current = {(i, j): workers[0] if rng.random() < 0.8 else workers[-1]
                for i in range(numblocks[0]) for j in range(numblocks[1])}
     for cur in (None, current):
-        plan = gd._tile_plan(numblocks, nthreads, cur)
+        plan = gd_grid._tile_plan(numblocks, nthreads, cur)
         assert set(plan) == {(i, j) for i in range(numblocks[0]) for j in range(numblocks[1])}
         for colour in (0, 1):
             tiles = [t for t in plan if sum(t) % 2 == colour]
@@ -344,10 +346,10 @@ def test_plan_filled_after_the_blocks_are_built_still_places_them(client):
     _, unary = _grid_problem(64, 64, seed=4)
     workers = sorted(client.scheduler_info()["workers"])
     plan = {}
-    with gd._placed(plan):
-        U, _ = gd._check_grid(unary, None, (16, 16), 1)
+    with gd_grid._placed(plan):
+        U, _ = gd_grid._check_grid(unary, None, (16, 16), 1)
     plan.update({(i, j): workers[(i + 3 * j) % 2] for i in range(4) for j in range(4)})
-    (U,) = gd._persist(client, U, optimize=False)
+    (U,) = gd_common._persist(client, U, optimize=False)
     distributed.wait(U)
     placed = client.who_has(U)
     assert len(placed) == 16
@@ -364,7 +366,7 @@ def test_speculative_rounds_give_the_local_run(client, max_rounds):
     I = da.from_array(image, chunks=(16, 16))
     res = gd.grid_inference(U, I, smoothness=1.5, max_rounds=max_rounds, client=client, random_state=5)
     with dask.config.set(scheduler="threads"):
-        assert gd._distributed_client(None) is None  # no plan, no speculation
+        assert gd_common._distributed_client(None) is None  # no plan, no speculation
         ref = gd.grid_inference(U, I, smoothness=1.5, max_rounds=max_rounds, random_state=5)
     assert res.converged == ref.converged == (max_rounds == 20)
     assert (res.n_rounds, res.n_changes) == (ref.n_rounds, ref.n_changes)
@@ -381,10 +383,10 @@ def test_half_round_tasks_carry_the_plan_and_priorities():
     image, unary = _grid_problem(48, 48)
     U = da.from_array(unary, chunks=(16, 16, 4))
     z = U.argmin(-1).astype(np.int32)
-    plan = gd._tile_plan((3, 3), {"tcp://a:1": 1, "tcp://b:1": 1})
-    with gd._placed(plan):
-        half = gd._half_round(z, U, None, gd._halo_rings(U, 1), 1, 1, smoothness=1.0,
-                              method="icm", options=None, seed=0, round_=0)
+    plan = gd_grid._tile_plan((3, 3), {"tcp://a:1": 1, "tcp://b:1": 1})
+    with gd_grid._placed(plan):
+        half = gd_grid._half_round(z, U, None, gd_grid._halo_rings(U, 1), 1, 1, smoothness=1.0,
+                                   method="icm", options=None, seed=0, round_=0)
     ann = collections_to_expr([half], False).__dask_annotations__()
     tiles = [(half.name, i, j) for i in range(3) for j in range(3) if (i + j) % 2 == 1]
     ours = [k for k in ann["workers"] if k[0] != z.name and k[0] != U.name]
@@ -405,7 +407,7 @@ def test_halo_strips_rebuild_the_overlapping_window(halo):
     ragged chunks and a trailing axis; a half round is one task per block."""
     x = np.random.default_rng(0).random((23, 30, 2))
     X = da.from_array(x, chunks=((7, 8, 8), (10, 5, 15), 2))
-    R = gd._halo_rings(X, halo)
+    R = gd_grid._halo_rings(X, halo)
     keys = [(R.name, i, j) for i in range(3) for j in range(3)]
     rings = {k[1:]: v for k, v in zip(keys, dask.get(dict(R.__dask_graph__()), keys))}
     r0 = np.cumsum((0,) + X.chunks[0])
@@ -415,14 +417,14 @@ def test_halo_strips_rebuild_the_overlapping_window(halo):
             block = x[r0[i]:r0[i + 1], c0[j]:c0[j + 1]]
             window = x[max(r0[i] - halo, 0) if i else 0:min(r0[i + 1] + halo, 23) if i < 2 else 23,
                        max(c0[j] - halo, 0) if j else 0:min(c0[j + 1] + halo, 30) if j < 2 else 30]
-            np.testing.assert_array_equal(gd._extend(block, rings[(i, j)]), window)
+            np.testing.assert_array_equal(gd_grid._extend(block, rings[(i, j)]), window)
             # the labels' path: the tile task cuts the strips from its neighbours' blocks
-            nbrs = [gd._edges(x[r0[i + di]:r0[i + di + 1], c0[j + dj]:c0[j + dj + 1]], halo)
-                    if 0 <= i + di < 3 and 0 <= j + dj < 3 else None for di, dj in gd._OFFSETS]
-            np.testing.assert_array_equal(gd._extend(block, gd._ring(nbrs)), window)
+            nbrs = [gd_grid._edges(x[r0[i + di]:r0[i + di + 1], c0[j + dj]:c0[j + dj + 1]], halo)
+                    if 0 <= i + di < 3 and 0 <= j + dj < 3 else None for di, dj in gd_grid._OFFSETS]
+            np.testing.assert_array_equal(gd_grid._extend(block, gd_grid._ring(nbrs)), window)
     z = da.zeros((23, 30), chunks=X.chunks[:2], dtype=np.int32)
-    half = gd._half_round(z, X, None, gd._halo_rings(X, halo), 0, halo, smoothness=1.0,
-                          method="icm", options=None, seed=0, round_=0)
+    half = gd_grid._half_round(z, X, None, gd_grid._halo_rings(X, halo), 0, halo, smoothness=1.0,
+                               method="icm", options=None, seed=0, round_=0)
     own = [k for k in dict(half.__dask_graph__()) if isinstance(k, tuple) and str(k[0]).startswith("grid-")
            and not str(k[0]).startswith("grid-ring") and not str(k[0]).startswith("grid-edges")]
     assert len(own) == 9  # per block: its tile update or pass-through
@@ -435,18 +437,18 @@ def test_grid_kernel_tile_step_equals_generic_tile_step(monkeypatch, halo, block
     generic path (Energy + solve(..., "icm", order="fixed")) for interior, corner and
     edge tiles; float32 unaries are used without a float64 copy and give the same."""
     image, unary = _grid_problem(3 * 12 + 2 * halo, 3 * 10 + 2 * halo, K=3, seed=2)
-    top, bottom, left, right = gd._sides(block_id, (3, 3), halo)
+    top, bottom, left, right = gd_grid._sides(block_id, (3, 3), halo)
     r = slice(block_id[0] * 12 + halo - top, (block_id[0] + 1) * 12 + halo + bottom)
     c = slice(block_id[1] * 10 + halo - left, (block_id[1] + 1) * 10 + halo + right)
     z = np.random.default_rng(1).integers(0, 3, size=image.shape).astype(np.int32)[r, c, None]
     kw = dict(block_id=block_id, nblocks=(3, 3), halo=halo, colour=sum(block_id) % 2, smoothness=0.9,
               method="icm", options={"order": "fixed"})
-    weights = gd._pair_weights(image[r, c, None], 2.0, 0.9, z.shape[:2])
-    fast = gd._tile_step(z, unary[r, c], weights, **kw)
-    fast32 = gd._tile_step(z, unary[r, c].astype(np.float32), weights, **kw)
-    assert gd._fast_icm("icm", kw["options"]) and not gd._fast_icm("icm", {"schedule": "colour"})
-    monkeypatch.setattr(gd, "_fast_icm", lambda method, options: False)
-    generic = gd._tile_step(z, unary[r, c], weights, **kw)
+    weights = gd_grid._pair_weights(image[r, c, None], 2.0, 0.9, z.shape[:2])
+    fast = gd_grid._tile_step(z, unary[r, c], weights, **kw)
+    fast32 = gd_grid._tile_step(z, unary[r, c].astype(np.float32), weights, **kw)
+    assert gd_grid._fast_icm("icm", kw["options"]) and not gd_grid._fast_icm("icm", {"schedule": "colour"})
+    monkeypatch.setattr(gd_grid, "_fast_icm", lambda method, options: False)
+    generic = gd_grid._tile_step(z, unary[r, c], weights, **kw)
     assert fast.shape == (12, 10) and fast.dtype == np.int32
     assert (fast != z[top:top + 12, left:left + 10, 0]).any()
     np.testing.assert_array_equal(fast, generic)
@@ -463,17 +465,17 @@ def test_tile_step_from_the_block_and_its_halo_strips(halo, block_id):
     image, unary = _grid_problem(36, 30, K=3, seed=7)
     blocks = {(i, j): unary[12 * i:12 * i + 12, 10 * j:10 * j + 10] for i in range(3) for j in range(3)}
     i, j = block_id
-    ring = gd._ring([None if (i + di, j + dj) not in blocks else gd._edges(blocks[i + di, j + dj], halo)
-                     for di, dj in gd._OFFSETS])
-    top, bottom, left, right = gd._sides(block_id, (3, 3), halo)
+    ring = gd_grid._ring([None if (i + di, j + dj) not in blocks else gd_grid._edges(blocks[i + di, j + dj], halo)
+                          for di, dj in gd_grid._OFFSETS])
+    top, bottom, left, right = gd_grid._sides(block_id, (3, 3), halo)
     r = slice(12 * i - top, 12 * i + 12 + bottom)
     c = slice(10 * j - left, 10 * j + 10 + right)
     z = np.random.default_rng(3).integers(0, 3, size=(36, 30)).astype(np.int8)[r, c, None]
     kw = dict(block_id=block_id, nblocks=(3, 3), halo=halo, colour=sum(block_id) % 2, smoothness=0.9,
               method="icm", options=None, seed=4, round_=1)
-    weights = gd._pair_weights(image[r, c, None], 2.0, 0.9, z.shape[:2])
-    from_strips = gd._tile_step(z, blocks[block_id], weights, U_ring=ring, **kw)
-    extended = gd._tile_step(z, unary[r, c], weights, **kw)
+    weights = gd_grid._pair_weights(image[r, c, None], 2.0, 0.9, z.shape[:2])
+    from_strips = gd_grid._tile_step(z, blocks[block_id], weights, U_ring=ring, **kw)
+    extended = gd_grid._tile_step(z, unary[r, c], weights, **kw)
     assert from_strips.dtype == np.int8 and (from_strips != z[top:top + 12, left:left + 10, 0]).any()
     np.testing.assert_array_equal(from_strips, extended)
 
@@ -487,32 +489,32 @@ def test_tile_update_from_a_fixed_point_returns_it_without_sweeping(monkeypatch)
     calls = []
     real = grid_icm._run
     monkeypatch.setattr(grid_icm, "_run", lambda *a, **k: calls.append(1) or real(*a, **k))
-    monkeypatch.setattr(gd, "_FIXED_POINTS", gd._FixedPoints())
+    monkeypatch.setattr(gd_grid, "_FIXED_POINTS", gd_grid._FixedPoints())
     image, unary = _grid_problem(3 * 12 + 2, 3 * 10 + 2, K=3, seed=5)
-    weights = gd._pair_weights(image[..., None], 2.0, 0.9, image.shape)
+    weights = gd_grid._pair_weights(image[..., None], 2.0, 0.9, image.shape)
     kw = dict(block_id=(1, 1), nblocks=(3, 3), halo=1, colour=0, smoothness=0.9, method="icm", options=None,
               seed=3, round_=0)
     z = unary.argmin(-1).astype(np.int32)
-    first = gd._tile_step(z[..., None], unary, weights, run="a", **kw)
+    first = gd_grid._tile_step(z[..., None], unary, weights, run="a", **kw)
     assert len(calls) == 1 and (first != z[1:-1, 1:-1]).any()
     z[1:-1, 1:-1] = first
-    again = gd._tile_step(z[..., None], unary, weights, run="a", **dict(kw, round_=1))
+    again = gd_grid._tile_step(z[..., None], unary, weights, run="a", **dict(kw, round_=1))
     assert len(calls) == 1  # remembered: no sweep
     np.testing.assert_array_equal(again, first)
     # a sweep from the same labels moves nothing either: the shortcut returns what it would
-    np.testing.assert_array_equal(gd._tile_step(z[..., None], unary, weights, **dict(kw, round_=1)), first)
+    np.testing.assert_array_equal(gd_grid._tile_step(z[..., None], unary, weights, **dict(kw, round_=1)), first)
     assert len(calls) == 2
-    gd._tile_step(z[..., None], unary, weights, run="b", **kw)
+    gd_grid._tile_step(z[..., None], unary, weights, run="b", **kw)
     assert len(calls) == 3
     # a neighbour's side changed: the sweeps start from the pixels next to the change and
     # give what a full pass gives
     z[0, :], z[:, 0] = 0, 1
-    moved = gd._tile_step(z[..., None], unary, weights, run="a", **kw)
+    moved = gd_grid._tile_step(z[..., None], unary, weights, run="a", **kw)
     assert len(calls) == 4 and (moved != first).any()
-    np.testing.assert_array_equal(moved, gd._tile_step(z[..., None], unary, weights, **kw))
+    np.testing.assert_array_equal(moved, gd_grid._tile_step(z[..., None], unary, weights, **kw))
     assert len(calls) == 5
     for _ in range(2):  # halo 3: the free region reaches into the neighbours, nothing kept
-        gd._tile_step(z[..., None], unary, weights, run="a", **dict(kw, halo=3))
+        gd_grid._tile_step(z[..., None], unary, weights, run="a", **dict(kw, halo=3))
     assert len(calls) == 7
 
 
@@ -520,15 +522,15 @@ def test_tile_update_from_a_fixed_point_returns_it_without_sweeping(monkeypatch)
 def test_fixed_points_are_bounded_and_keyed_by_run():
     """The memory of converged tiles keeps the newest entries up to its size, and a key
     names the run, the tile and the labels' digest."""
-    memo = gd._FixedPoints(size=2)
+    memo = gd_grid._FixedPoints(size=2)
     labels = np.arange(6, dtype=np.int8).reshape(2, 3)
-    keys = [gd._FixedPoints.key("r", (0, k), labels) for k in range(3)]
+    keys = [gd_grid._FixedPoints.key("r", (0, k), labels) for k in range(3)]
     for k in keys:
         memo.add(k, ("ring",))
     assert memo.get(keys[0]) is None and memo.get(keys[2]) == ("ring",)
-    assert gd._FixedPoints.key("r", (0, 1), labels) == keys[1]
-    assert gd._FixedPoints.key("s", (0, 1), labels) != keys[1]
-    assert gd._FixedPoints.key("r", (0, 1), labels[::-1]) != keys[1]
+    assert gd_grid._FixedPoints.key("r", (0, 1), labels) == keys[1]
+    assert gd_grid._FixedPoints.key("s", (0, 1), labels) != keys[1]
+    assert gd_grid._FixedPoints.key("r", (0, 1), labels[::-1]) != keys[1]
 
 def test_fixed_point_shortcut_changes_no_run(monkeypatch):
     """grid_inference with tile updates from remembered fixed points skipped gives the
@@ -541,10 +543,10 @@ def test_fixed_point_shortcut_changes_no_run(monkeypatch):
     image, unary = _grid_problem(96, 96, seed=6)
     kw = dict(smoothness=1.5, chunks=(24, 24), random_state=2, max_rounds=20)
     with dask.config.set(scheduler="threads"):
-        monkeypatch.setattr(gd, "_FIXED_POINTS", gd._FixedPoints())
+        monkeypatch.setattr(gd_grid, "_FIXED_POINTS", gd_grid._FixedPoints())
         res = gd.grid_inference(unary, image, **kw)
         skipping = len(calls)
-        monkeypatch.setattr(gd, "_FIXED_POINTS", gd._FixedPoints(size=0))  # remembers nothing
+        monkeypatch.setattr(gd_grid, "_FIXED_POINTS", gd_grid._FixedPoints(size=0))  # remembers nothing
         ref = gd.grid_inference(unary, image, **kw)
     assert res.converged and res.n_rounds >= 3
     assert (res.n_rounds, res.n_changes) == (ref.n_rounds, ref.n_changes)
@@ -697,3 +699,59 @@ def test_closed_client_is_refused(client):
     with pytest.raises(InvalidParameterError, match="Client"):
         gd.grid_inference(U, client="tcp://127.0.0.1:8786")
 
+
+
+# ---------------------------------------------------------------------------- package layout
+def test_package_lists_its_public_names_once_and_loads_no_dask():
+    """``graphclust.distributed`` re-exports the public names of its feature modules in
+    one ``__all__``, and importing it does not import dask."""
+    import subprocess
+    import sys
+
+    from graphclust.distributed import batches, points
+
+    assert gd.__all__ == ["map_fit", "FitOutcome", "grid_inference", "grid_energy", "GridResult", "chunked_kmeans",
+                          "ChunkedKMeansResult"]
+    assert sorted(gd.__all__) == sorted(batches.__all__ + gd_grid.__all__ + points.__all__)
+    for name in gd.__all__:
+        assert getattr(gd, name) is getattr(next(m for m in (batches, gd_grid, points) if name in m.__all__), name)
+    code = ("import sys, graphclust.distributed; "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
+            "sys.exit(str(bad) if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_feature_modules_import_no_private_name_of_a_sibling_and_no_cycle():
+    """The feature modules (batches, grid, points) take shared private helpers from
+    ``_common`` only, and the package's relative imports form no cycle."""
+    import ast
+    from pathlib import Path
+
+    pkg = Path(gd.__file__).parent
+    imports = {}
+    for path in pkg.glob("*.py"):
+        mod = path.stem
+        imports[mod] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module] if node.module else [a.name for a in node.names]
+                for target in targets:
+                    imports[mod].add(target)
+                    private = [a.name for a in node.names if a.name.startswith("_")]
+                    if mod != "__init__" and target != "_common":
+                        assert not private, f"{mod} imports {private} from its sibling {target}"
+    assert imports["_common"] == set()
+    assert imports["__init__"] == {"batches", "grid", "points"}
+    state = {}
+
+    def visit(m, stack):
+        assert state.get(m) != "open", f"import cycle: {' -> '.join(stack + [m])}"
+        if state.get(m) is None:
+            state[m] = "open"
+            for t in imports.get(m, ()):
+                visit(t, stack + [m])
+            state[m] = "done"
+
+    for m in imports:
+        visit(m, [])
