@@ -1,10 +1,12 @@
-"""RDP-means: one sequential pass (numba) against one Lloyd iteration of scikit-learn's
-KMeans with the same number of clusters, in the same process.
+"""RDP-means: the marginal cost of one more pass against the marginal cost of one more
+Lloyd iteration of scikit-learn's KMeans with the same number of clusters, one thread
+each (threadpoolctl), in the same process.
 
 Data: ``gc.datasets.make_blobs(n, k, d, separation=6)`` and constraints sampled from the
 labels with 5 % of them flipped (``SideInfo.sample``). RDPMeans (``xi=1.0`` fixed, λ from
 the ``k`` hint) is fitted once; from its converged state (labels, centroids, ``K``
-clusters) we time
+clusters), laid out as ``fit`` lays large problems out (nodes in a random order once,
+passes over random orders of blocks), we time
 
 * **RDP pass**: what every iteration of ``RDPMeans.fit`` does: a sequential sweep over
   all points in a fresh random order (constraint partners read from a CSR, births
@@ -12,15 +14,16 @@ clusters) we time
   (``DPCentroids.sweep`` + ``refit`` + ``objective`` + the pair terms);
 * **DP pass**: the same without constraints (DP-means);
 * **first pass**: pass 1 of a fit, from the single starting cluster (births);
-* **KMeans(max_iter=1)**: ``KMeans(n_clusters=K, init=centroids, n_init=1,
-  max_iter=1).fit(X)``: one Lloyd iteration plus scikit-learn's input checks and final
-  assignment;
+* **Lloyd iteration**: ``(t(m2) − t(m1)) / (m2 − m1)`` where ``t(m)`` is
+  ``KMeans(n_clusters=K, init=C0, n_init=1, max_iter=m, tol=0).fit(U)`` on uniform data
+  ``U`` of the same shape (a Lloyd iteration costs the same on any data; on well
+  separated blobs KMeans converges before ``m2``, which the script checks): the
+  set-up and final assignment cancel out;
 
-and print medians over the repeats and the ratio RDP pass / KMeans. As a stricter
-peer, ``KMeans.predict(X)`` of that fitted model is timed too: one assignment pass of
-scikit-learn's chunked, threaded kernel without the centroid update or the fit's
-overheads (the ratio to it is printed as well). Whole fits (RDPMeans vs
-``KMeans(n_clusters=K, n_init=1)``) are printed for context.
+and print medians over the repeats and the ratio RDP pass / Lloyd iteration. As a
+stricter peer, ``KMeans.predict(X)`` is timed too: one assignment pass of scikit-learn's
+chunked kernel without the centroid update (the ratio to it is printed as well).
+Whole fits (RDPMeans vs ``KMeans(n_clusters=K, n_init=1)``) are printed for context.
 
 ``--quality`` adds a small accuracy table instead of timings: Gaussian blobs with
 constraints of growing noise, ARI of DP-means, annealed RDP-means and fixed-ξ
@@ -36,8 +39,10 @@ import time
 
 import numpy as np
 
+from threadpoolctl import threadpool_limits
+
 import graphclust as gc
-from graphclust.rdpmeans import DPCentroids, _effective, _symmetric_csr
+from graphclust.rdpmeans import DPCentroids, _effective, _symmetric_csr, _visit_order
 
 
 def median_time(fn, repeats):
@@ -64,6 +69,20 @@ def one_pass(provider, Y, c, labels, centroids, order, csr, pairs, we):
     return time.perf_counter() - t
 
 
+def lloyd_iteration(X, K, repeats, m1=5, m2=25):
+    """Marginal seconds of one Lloyd iteration (uniform data of X's shape)."""
+    from sklearn.cluster import KMeans
+
+    U = np.random.default_rng(1).uniform(size=X.shape)
+    init = U[:K].copy()
+
+    def fit(m):
+        return KMeans(n_clusters=K, init=init, n_init=1, max_iter=m, tol=0).fit(U)
+
+    assert fit(m2).n_iter_ == m2, "KMeans converged before m2 iterations: the difference is not m2 - m1 iterations"
+    return (median_time(lambda: fit(m2), repeats) - median_time(lambda: fit(m1), repeats)) / (m2 - m1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000)
@@ -81,13 +100,20 @@ def main():
         return quality(args.seeds, args.pairs, args.separation)
     from sklearn.cluster import KMeans
 
+    with threadpool_limits(1):
+        timings(args)
+
+
+def timings(args):
+    from sklearn.cluster import KMeans
+
     # compile the numba kernels outside the timings
     Xs, ys = gc.datasets.make_blobs(200, 3, args.d, random_state=0)
     gc.RDPMeans(n_clusters=3, xi=1.0, random_state=0).fit(Xs, gc.SideInfo.sample(ys, n_pairs=50, random_state=0))
 
     print(f"n={args.n}, d={args.d}, constraints={args.constraints} (5% flipped), xi={args.xi}, "
-          f"medians of {args.repeats} runs")
-    print("| k hint | K | RDP pass (s) | DP pass (s) | first pass (s) | KMeans max_iter=1 (s) | ratio RDP/KMeans "
+          f"one thread each, medians of {args.repeats} runs")
+    print("| k hint | K | RDP pass (s) | DP pass (s) | first pass (s) | Lloyd iteration (s) | ratio RDP/Lloyd "
           "| KMeans.predict (s) | ratio RDP/predict | RDPMeans fit (s, passes) | KMeans fit n_init=1 (s, iters) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for k in args.k:
@@ -100,29 +126,33 @@ def main():
         K = est.n_clusters_
         provider = DPCentroids(lam=est.lam_)
         Y, c = provider.points(P)
-        pairs, w = P.constraints, P.constraint_weights
+        # the layout fit uses: nodes in a random order once
+        rng = np.random.default_rng(0)
+        perm = rng.permutation(P.n_nodes)
+        inv = np.empty_like(perm)
+        inv[perm] = np.arange(P.n_nodes)
+        Y, c, labels = Y[perm], c[perm], est.labels_[perm]
+        pairs, w = np.sort(inv[P.constraints], axis=1), P.constraint_weights
         csr = _symmetric_csr(pairs, w, P.n_nodes)
         we = _effective(w, args.xi, args.xi)
         csr = (csr[0], csr[1], _effective(csr[2], args.xi, args.xi))
         empty = (np.zeros(P.n_nodes + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
-        rng = np.random.default_rng(0)
 
         rdp, dp, first = [], [], []
         for _ in range(args.repeats):
-            order = rng.permutation(P.n_nodes)
-            rdp.append(one_pass(provider, Y, c, est.labels_, est.centroids_, order, csr, pairs, we))
-            dp.append(one_pass(provider, Y, c, est.labels_, est.centroids_, order, empty, pairs[:0], we[:0]))
+            order = _visit_order(P.n_nodes, rng)
+            rdp.append(one_pass(provider, Y, c, labels, est.centroids_, order, csr, pairs, we))
+            dp.append(one_pass(provider, Y, c, labels, est.centroids_, order, empty, pairs[:0], we[:0]))
             first.append(one_pass(provider, Y, c, np.zeros(P.n_nodes, np.int64), None, order, csr, pairs, we))
         rdp_s, dp_s, first_s = (statistics.median(v) for v in (rdp, dp, first))
 
-        km_s = median_time(lambda: KMeans(n_clusters=K, init=est.centroids_, n_init=1, max_iter=1).fit(X),
-                           args.repeats)
+        lloyd_s = lloyd_iteration(X, K, args.repeats)
         one = KMeans(n_clusters=K, init=est.centroids_, n_init=1, max_iter=1).fit(X)
         pred_s = median_time(lambda: one.predict(X), args.repeats)
         t = time.perf_counter()
         km = KMeans(n_clusters=K, n_init=1, random_state=0).fit(X)
         km_fit = time.perf_counter() - t
-        print(f"| {k} | {K} | {rdp_s:.4f} | {dp_s:.4f} | {first_s:.4f} | {km_s:.4f} | {rdp_s / km_s:.2f} "
+        print(f"| {k} | {K} | {rdp_s:.4f} | {dp_s:.4f} | {first_s:.4f} | {lloyd_s:.4f} | {rdp_s / lloyd_s:.2f} "
               f"| {pred_s:.4f} | {rdp_s / pred_s:.2f} "
               f"| {fit_seconds:.2f} ({est.result_.info['iterations']}) | {km_fit:.2f} ({km.n_iter_}) |")
 

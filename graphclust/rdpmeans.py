@@ -44,6 +44,7 @@ from ._params import AnyOf, Boolean, Callable, Integer, Optional, Options, Rando
 from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, canonical_labels, register_method
 from .errors import InvalidFeaturesError, InvalidParameterError, TooFewClustersError
+from .inference._local import REL_TOL, cheapest, improves, potts_pull
 from .merge import contract
 from .potentials.base import NodePotentials, check_features, check_n_clusters
 from .potentials.centroids import Centroids
@@ -53,10 +54,14 @@ __all__ = ["RDPMeans", "DPMeans", "DPCentroids", "dp_lambda", "xi_from_pq"]
 DIVERGENCES = ("sqeuclidean", "kl")
 LAM_RULES = ("farthest_first", "kth_from_mean")
 
-#: relative margin a move must win by (as in ICM): float noise never flips a label
-_REL_TOL = 1e-12
 #: largest k tried by the default (gap) rule for λ
 _GAP_MAX_K = 20
+#: nodes scored against the existing clusters by one matrix product in a sweep
+_CHUNK = 256
+#: passes visit blocks of this many nodes in a random order (nodes laid out randomly once)
+_BLOCK = 512
+#: from this many (merged) nodes on; below it every pass draws a full permutation
+_BLOCKED_FROM = 16_384
 #: log of a zero centroid coordinate (KL): finite, so 0 * log stays 0
 _LOG_FLOOR = math.log(1e-300)
 
@@ -64,17 +69,18 @@ _LOG_FLOOR = math.log(1e-300)
 # ====================================================================== kernels
 @njit(cache=True)
 def _dp_sweep(Y, c, base, sq, C, M, cterm, mass, z, nslots, order, start, indptr, indices, weights, lam,
-              rel_tol, cost, acc):  # pragma: no cover - compiled
+              rel_tol, cost, buf):  # pragma: no cover - compiled
     """One sequential pass with births over ``order[start:]``.
 
-    Divergences come from one product per node with the transposed centroid matrix
-    ``M`` (``d x cap``, contiguous over clusters, so the loop vectorises):
-    ``‖y‖² − 2 y·μ + ‖μ‖²`` on centred data (``sq``), or ``Σ y log y − y·log μ`` (KL).
-    Costs are exact changes of J at fixed centroids: node ``i`` is taken out of its
-    cluster, every cluster ``k`` costs ``c_i D(y_i, μ_k)`` (plus ``λ`` if ``k`` is
-    empty without ``i``) minus the signed weights of ``i``'s constraint partners in
-    ``k``; a new cluster costs ``λ`` and gets centroid ``y_i`` at once. A node moves
-    only on a strict improvement; ties go to the lowest cluster index.
+    Divergences come from ``M`` (one row per cluster: the centroid on centred data,
+    ``sq``, or its log for KL): ``‖y‖² − 2 y·μ + ‖μ‖²`` or ``Σ y log y − y·log μ``. The
+    products with the clusters that exist when a chunk of ``_CHUNK`` nodes starts are one
+    matrix product (the chunk's rows gathered into ``buf``); clusters born inside the
+    chunk are scored row by row. Costs are exact changes of J at fixed centroids: node
+    ``i`` is taken out of its cluster, every cluster ``k`` costs ``c_i D(y_i, μ_k)``
+    (plus ``λ`` if ``k`` is empty without ``i``) minus the signed weights of ``i``'s
+    constraint partners in ``k``; a new cluster costs ``λ`` and gets centroid ``y_i`` at
+    once. The move rule is the ICM engines' (:mod:`graphclust.inference._local`).
 
     Returns ``(position reached, nslots, n_changed)``; stops early (position < len)
     when the slot arrays are full, so the caller can grow them and resume.
@@ -84,50 +90,67 @@ def _dp_sweep(Y, c, base, sq, C, M, cterm, mass, z, nslots, order, start, indptr
     d = Y.shape[1]
     factor = -2.0 if sq else -1.0
     changed = 0
-    for p in range(start, n_order):
-        if nslots >= cap:
-            return p, nslots, changed
-        i = order[p]
-        a = z[i]
-        ci = c[i]
-        mass[a] -= ci
-        for k in range(nslots):
-            acc[k] = 0.0
-        for f in range(d):
-            yf = Y[i, f]
-            for k in range(nslots):
-                acc[k] += yf * M[f, k]
-        bi = base[i]
-        for k in range(nslots):
-            D = bi + factor * acc[k] + cterm[k]
-            v = ci * D if D > 0.0 else 0.0
-            if mass[k] <= 0.0:
-                v += lam
-            cost[k] = v
-        cost[nslots] = lam
-        for q in range(indptr[i], indptr[i + 1]):
-            cost[z[indices[q]]] -= weights[q]
-        best = 0
-        for k in range(1, nslots + 1):
-            if cost[k] < cost[best]:
-                best = k
-        if best != a and cost[best] < cost[a] - rel_tol * (1.0 + abs(cost[best])):
-            changed += 1
-            if best == nslots:
-                for f in range(d):
-                    y = Y[i, f]
-                    C[best, f] = y
-                    if sq:
-                        M[f, best] = y
-                    else:
-                        M[f, best] = math.log(y) if y > 1e-300 else -690.7755278982137
-                cterm[best] = bi if sq else 0.0
-                nslots += 1
-            z[i] = best
-            mass[best] += ci
+    p0 = start
+    while p0 < n_order:
+        m = min(_CHUNK, n_order - p0)
+        first = order[p0]
+        if order[p0 + m - 1] - first == m - 1 and _is_run(order, p0, m):
+            rows = Y[first:first + m]  # a run of consecutive nodes (the blocked layout): no gather
         else:
-            mass[a] += ci
+            for r in range(m):
+                i = order[p0 + r]
+                for f in range(d):
+                    buf[r, f] = Y[i, f]
+            rows = buf[:m]
+        k0 = nslots
+        G = rows @ M[:k0].T
+        for r in range(m):
+            if nslots >= cap:
+                return p0 + r, nslots, changed
+            i = order[p0 + r]
+            a = z[i]
+            ci = c[i]
+            mass[a] -= ci
+            bi = base[i]
+            for k in range(k0):
+                cost[k] = ci * max(bi + factor * G[r, k] + cterm[k], 0.0)
+            for k in range(k0, nslots):  # clusters born in this chunk
+                dot = 0.0
+                for f in range(d):
+                    dot += Y[i, f] * M[k, f]
+                cost[k] = ci * max(bi + factor * dot + cterm[k], 0.0)
+            for k in range(nslots):
+                if mass[k] <= 0.0:
+                    cost[k] += lam
+            cost[nslots] = lam
+            potts_pull(cost, z, indptr, indices, weights, i)
+            best = cheapest(cost, nslots + 1)
+            if best != a and improves(cost[best], cost[a], rel_tol):
+                changed += 1
+                if best == nslots:
+                    for f in range(d):
+                        y = Y[i, f]
+                        C[best, f] = y
+                        if sq:
+                            M[best, f] = y
+                        else:
+                            M[best, f] = math.log(y) if y > 1e-300 else -690.7755278982137
+                    cterm[best] = bi if sq else 0.0
+                    nslots += 1
+                z[i] = best
+                mass[best] += ci
+            else:
+                mass[a] += ci
+        p0 += m
     return n_order, nslots, changed
+
+
+@njit(cache=True)
+def _is_run(order, p0, m):  # pragma: no cover - compiled
+    for r in range(1, m):
+        if order[p0 + r] != order[p0] + r:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -159,7 +182,7 @@ def _assignment_cost(Y, c, base, sq, C, M, z):  # pragma: no cover - compiled
                 s += t * t
         else:
             for f in range(d):
-                s += Y[i, f] * M[f, k]
+                s += Y[i, f] * M[k, f]
             s = base[i] - s
             if s < 0.0:
                 s = 0.0
@@ -521,31 +544,30 @@ class DPCentroids(NodePotentials):
         cap = max(16, 2 * capacity)
         d = self._Y.shape[1]
         self._C = np.zeros((cap, d))
-        self._M = np.zeros((d, cap))
+        self._M = np.zeros((cap, d))
         self._cterm = np.zeros(cap)
         self._mass = np.zeros(cap)
         self._cost = np.empty(cap + 1)
-        self._acc = np.empty(cap)
+        self._buf = np.empty((_CHUNK, d))
 
     def _install(self, K, C):
         """Clusters ``0..K-1`` get centroids ``C`` (internal coordinates)."""
         self._C[:K] = C
         if self._sq:
-            self._M[:, :K] = C.T
+            self._M[:K] = C
             self._cterm[:K] = np.einsum("ij,ij->i", C, C)
         else:
-            self._M[:, :K] = _log_floor(C).T
+            self._M[:K] = _log_floor(C)
         self._n = K
 
     def _grow(self):
         cap = 2 * self._C.shape[0]
         d = self._C.shape[1]
-        C, M, cterm, mass = np.zeros((cap, d)), np.zeros((d, cap)), np.zeros(cap), np.zeros(cap)
+        C, M, cterm, mass = np.zeros((cap, d)), np.zeros((cap, d)), np.zeros(cap), np.zeros(cap)
         m = self._C.shape[0]
-        C[:m], M[:, :m], cterm[:m], mass[:m] = self._C, self._M, self._cterm, self._mass
+        C[:m], M[:m], cterm[:m], mass[:m] = self._C, self._M, self._cterm, self._mass
         self._C, self._M, self._cterm, self._mass = C, M, cterm, mass
         self._cost = np.empty(cap + 1)
-        self._acc = np.empty(cap)
 
     # ------------------------------------------------------------------ batch
     def initialize(self, problem, seeds, rng):
@@ -618,7 +640,7 @@ class DPCentroids(NodePotentials):
                 self._grow()
             y = self._Y[i]
             self._C[k] = y
-            self._M[:, k] = y if self._sq else _log_floor(y)
+            self._M[k] = y if self._sq else _log_floor(y)
             self._cterm[k] = self._base_term[i] if self._sq else 0.0
             self._n += 1
         self._mass[k] += self._c[i]
@@ -628,7 +650,7 @@ class DPCentroids(NodePotentials):
         """Costs ``(n_clusters + 1,)`` of node ``i``: ``c_i D(x̄_i, μ_k)`` per cluster
         (plus ``λ`` for a cluster that is empty), and ``λ`` for a new cluster last."""
         n = self._n
-        dot = self._Y[i] @ self._M[:, :n]
+        dot = self._M[:n] @ self._Y[i]
         if self._sq:
             D = self._base_term[i] - 2.0 * dot + self._cterm[:n]
         else:
@@ -653,7 +675,7 @@ class DPCentroids(NodePotentials):
         while pos < len(order):
             pos, self._n, moved = _dp_sweep(
                 self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._cterm, self._mass, self._z,
-                self._n, order, pos, indptr, indices, weights, self.lam, _REL_TOL, self._cost, self._acc,
+                self._n, order, pos, indptr, indices, weights, self.lam, REL_TOL, self._cost, self._buf,
             )
             changed += moved
             if pos < len(order):
@@ -976,6 +998,18 @@ class RDPMeans(ClusteringEstimator):
             pairs, w = reduced.constraints, reduced.constraint_weights
         else:
             Y_red, c_red = Y, c
+        rng = check_random_state(self.random_state)
+        if n_red >= _BLOCKED_FROM:
+            # visit order: the nodes are laid out once in a random order, and every pass
+            # walks that layout in a fresh random order of blocks of _BLOCK nodes. Each
+            # pass is a random order of the nodes, read from memory block by block
+            # instead of one cache miss per node (3x faster a pass at 10^5 points)
+            perm = rng.permutation(n_red)
+            inv = np.empty(n_red, dtype=np.int64)
+            inv[perm] = np.arange(n_red)
+            Y_red, c_red = Y_red[perm], c_red[perm]
+            mapping = inv if mapping is None else inv[mapping]
+            pairs = np.sort(inv[pairs], axis=1)
         indptr, indices, w_csr = _symmetric_csr(pairs, w, n_red)
         finite_abs = np.abs(w[np.isfinite(w)])
 
@@ -1056,7 +1090,7 @@ class RDPMeans(ClusteringEstimator):
                     same_xi = bool(xi_sched) and xi_sched[-1] == (xi1, xi2)
                     J_before = history[-1] if same_xi else total(z, xi1, xi2, we)
                     t0 = time.perf_counter()
-                    moved = provider.sweep(rng.permutation(n_red), indptr, indices, we_csr)
+                    moved = provider.sweep(_visit_order(n_red, rng), indptr, indices, we_csr)
                     provider.refit()
                     sweep_seconds += time.perf_counter() - t0
                     z = provider._z
@@ -1114,7 +1148,6 @@ class RDPMeans(ClusteringEstimator):
                     "parts": (data_cost, *pair_sums(z)), "xi": xi_sched[-1]}
 
         # ---- restarts: the same generator runs on, so restart 0 is the single run
-        rng = check_random_state(self.random_state)
         runs = []
         for _ in range(self.n_init):
             runs.append(one_run(rng))
@@ -1262,6 +1295,18 @@ def _node_divergence(Y, M, kl):
         return np.maximum((xlogy(Y, Y) - Y * _log_floor(M)).sum(1), 0.0)
     diff = Y - M
     return np.einsum("ij,ij->i", diff, diff)
+
+
+def _visit_order(n, rng):
+    """A fresh random visiting order of ``n`` nodes: a permutation, or from
+    ``_BLOCKED_FROM`` nodes on (laid out in a random order beforehand) a random order of
+    contiguous blocks of ``_BLOCK`` nodes."""
+    if n < _BLOCKED_FROM:
+        return rng.permutation(n)
+    n_blocks = -(-n // _BLOCK)
+    starts = rng.permutation(n_blocks) * _BLOCK
+    lengths = np.minimum(starts + _BLOCK, n) - starts
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(n)
 
 
 def _symmetric_csr(pairs, w, n):

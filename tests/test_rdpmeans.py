@@ -17,6 +17,7 @@ from graphclust.errors import (
     InvalidParameterError,
     TooFewClustersError,
 )
+from graphclust import rdpmeans
 from graphclust.rdpmeans import DPCentroids, DPMeans, RDPMeans, _effective, _symmetric_csr, dp_lambda, xi_from_pq
 
 
@@ -196,11 +197,13 @@ def test_tiny_problems_against_brute_force():
     assert single >= 10 and multi >= 17
 
 
-def test_compiled_sweep_matches_reference_loop_over_provider_api():
+@pytest.mark.parametrize("n", [40, 700])
+def test_compiled_sweep_matches_reference_loop_over_provider_api(n):
     """One pass of the numba kernel equals the rule written out in Python over
-    DPCentroids.remove/scores/add, births and hard cannot-links included."""
+    DPCentroids.remove/scores/add, births and hard cannot-links included (700 nodes:
+    several chunks scored by one matrix product each, births inside a chunk)."""
     for seed in range(5):
-        X, y, S, P = blobs_problem(seed, n=40, n_pairs=60, noise=0.3)
+        X, y, S, P = blobs_problem(seed, n=n, n_pairs=60 * n // 40, noise=0.3)
         w = P.constraint_weights.copy()
         w[::7] = -np.inf  # some hard cannot-links
         indptr, indices, wc = _symmetric_csr(P.constraints, w, P.n_nodes)
@@ -231,6 +234,37 @@ def test_compiled_sweep_matches_reference_loop_over_provider_api():
         fast.refit()
         slow.refit()
         assert fast.objective() == pytest.approx(slow.objective())
+
+
+def test_visit_order_is_a_fresh_random_order_of_blocks(monkeypatch):
+    rng = np.random.default_rng(0)
+    np.testing.assert_array_equal(rdpmeans._visit_order(100, rng), np.random.default_rng(0).permutation(100))
+    monkeypatch.setattr(rdpmeans, "_BLOCKED_FROM", 64)
+    monkeypatch.setattr(rdpmeans, "_BLOCK", 16)
+    a, b = rdpmeans._visit_order(250, rng), rdpmeans._visit_order(250, rng)
+    for o in (a, b):
+        assert sorted(o.tolist()) == list(range(250))
+        starts = np.flatnonzero(np.diff(o) != 1) + 1  # runs of consecutive nodes
+        runs = np.split(o, starts)
+        assert all(r[0] % 16 == 0 and len(r) % 16 in (0, 250 % 16) for r in runs)
+    assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("xi", [1.0, "anneal"])
+def test_blocked_layout_gives_a_local_minimum_in_the_callers_node_order(xi, monkeypatch):
+    """With the random layout and block visits (large problems; thresholds lowered
+    here), the answer is still a local minimum, reported in the caller's node order."""
+    monkeypatch.setattr(rdpmeans, "_BLOCKED_FROM", 64)
+    monkeypatch.setattr(rdpmeans, "_BLOCK", 16)
+    for seed in range(3):
+        X, y, S, P = blobs_problem(seed, n=300, n_pairs=120, noise=0.1)
+        est = RDPMeans(n_clusters=3, xi=xi, random_state=seed).fit(P)
+        assert est.result_.info["converged"] and gc.ari(y, est.labels_) > 0.5
+        xi1, xi2 = est.xi_
+        delta, J = single_moves(X, np.ones(len(X)), est.labels_, est.centroids_, P.constraints,
+                                P.constraint_weights, xi1, xi2, est.lam_)
+        assert J == pytest.approx(est.result_.objective, rel=1e-10)
+        assert delta >= -1e-9 * (1 + abs(J))
 
 
 # ---------------------------------------------------------------------- DP-means

@@ -10,9 +10,6 @@ client behind that scheduler, if any.
 from .._utils import optional_import
 from ..errors import InvalidParameterError
 
-# a move must lower a cost by more than _REL_TOL (1 + |cost|), the rule of the ICM engines
-_REL_TOL = 1e-12
-
 
 def _dask():
     optional_import("dask", "dask", "graphclust.distributed")

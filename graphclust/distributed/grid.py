@@ -23,7 +23,8 @@ from .._utils import check_float, check_int, check_random_state
 from ..energy import Energy
 from ..errors import InvalidParameterError
 from ..inference.grid_icm import _unary_argmin
-from ._common import _REL_TOL, _check_client, _compute, _dask, _distributed_client, _persist, _wait
+from ..inference._local import REL_TOL, improves
+from ._common import _check_client, _compute, _dask, _distributed_client, _persist, _wait
 
 __all__ = ["grid_inference", "grid_energy", "GridResult"]
 
@@ -227,7 +228,7 @@ def _tile_step(z, U, weights=None, *, U_ring=None, block_id=None, nblocks=None, 
     cand[tile] = new[tile]
     before = _local_energy(z, U, wh, wv, top, h - bottom, left, w - right)
     after = _local_energy(cand, U, wh, wv, top, h - bottom, left, w - right)
-    if after < before - _REL_TOL * (1.0 + abs(before)):
+    if improves(after, before, REL_TOL):
         return cand[tile].astype(z.dtype)
     return z[tile].copy()
 

@@ -15,7 +15,8 @@ from numba import njit
 
 from .._utils import check_float, check_int, check_random_state
 from ..errors import InvalidParameterError
-from ._common import _REL_TOL, _check_client, _compute, _dask, _persist
+from ..inference._local import REL_TOL, cheapest, improves
+from ._common import _check_client, _compute, _dask, _persist
 
 __all__ = ["chunked_kmeans", "ChunkedKMeansResult"]
 
@@ -60,7 +61,7 @@ def _assign_kernel(X, C, rows, partner_labels, cw, z_old, colour, active, out_z,
     The decision is the ICM engines' (:mod:`graphclust.inference.icm`): a finite link of
     signed weight ``w`` lowers the cost of the partner's label by ``w`` (the Potts form
     ``-w [k = z_j]``), and a labelled point moves only to a label cheaper by more than
-    ``_REL_TOL (1 + |cost|)``. ``out_cost`` is the distortion plus the violated weights."""
+    ``REL_TOL (1 + |cost|)``. ``out_cost`` is the distortion plus the violated weights."""
     m, d = X.shape
     K = C.shape[0]
     cost = np.empty(K)
@@ -94,16 +95,12 @@ def _assign_kernel(X, C, rows, partner_labels, cw, z_old, colour, active, out_z,
                 else:
                     cost[zp] -= w
             p += 1
-        best = 0
-        for k in range(1, K):
-            if cost[k] < cost[best]:
-                best = k
+        best = cheapest(cost, K)
         cur = z_old[i]
         if cur >= 0:
-            now = cost[cur]
             if colour[i] >= 0 and colour[i] != active:
                 best = cur  # a constrained point of another colour keeps its label this pass
-            elif not (cost[best] < (now - _REL_TOL * (1.0 + abs(now)) if np.isfinite(now) else now)):
+            elif not improves(cost[best], cost[cur], REL_TOL):
                 best = cur
         out_z[i] = best
         out_cost[i] = dist[best] + viol[best]

@@ -31,8 +31,8 @@ from numba import njit
 
 from .._utils import check_int, check_random_state
 from ..errors import InvalidParameterError
+from ._local import REL_TOL, cheapest, improves
 from .base import InferenceResult
-from .icm import _REL_TOL
 
 __all__ = ["grid_icm"]
 
@@ -128,11 +128,8 @@ def _visit(U, ur, uc, wh, wv, z, i, j, r0, r1, c0, c1, cost, rel_tol, write):  #
         cost[z[i, j + 1]] -= wh[i, j]
     if i < r1 - 1:
         cost[z[i + 1, j]] -= wv[i, j]
-    best = 0
-    for k in range(1, K):
-        if cost[k] < cost[best]:
-            best = k
-    if best != a and cost[best] < cost[a] - rel_tol * (1.0 + abs(cost[a])):
+    best = cheapest(cost, K)
+    if best != a and improves(cost[best], cost[a], rel_tol):
         if write:
             z[i, j] = best
         return cost[best] - cost[a]
@@ -270,7 +267,7 @@ def _run(U, wh, wv, z, window, random_order, seed, max_iter, skip=True, offset=(
     visit = np.arange(nb if random_order else 0, dtype=np.int64)
     mask = np.zeros((0, 0), np.uint8) if candidates is None else candidates
     sweeps = _grid_icm_kernel(U, int(offset[0]), int(offset[1]), wh, wv, zz, r0, r1, c0, c1, bool(random_order),
-                              visit, np.uint64(seed), max_iter, _REL_TOL, n_changes, deltas, skip, mask)
+                              visit, np.uint64(seed), max_iter, REL_TOL, n_changes, deltas, skip, mask)
     if zz is not z:
         z[...] = zz
     return sweeps, n_changes[:sweeps], deltas[:sweeps]

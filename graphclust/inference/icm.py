@@ -26,12 +26,11 @@ from numba import njit
 
 from .._utils import check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
+from ._local import REL_TOL, cheapest, improves, potts_pull
 from .base import InferenceResult, register_engine
 
 __all__ = ["icm", "icm_checkerboard"]
 
-#: relative margin a move must win by; keeps float noise from flipping ties back and forth
-_REL_TOL = 1e-12
 
 
 @register_engine("icm")
@@ -147,7 +146,7 @@ def icm(energy, *, init=None, order="random", schedule="sequential", shape=None,
         def sweep():
             visit = fixed_order if fixed_order is not None else rng.permutation(n).astype(np.int64)
             return _icm_sweep(U, indptr, indices, weights, t_ptr, t_id, t_other, t_side, tables,
-                              lc, has_lc, z, counts, visit, _REL_TOL, cost)
+                              lc, has_lc, z, counts, visit, REL_TOL, cost)
     else:
         colours, info["colouring"] = _colouring(energy, shape)
         n_colours = int(colours.max()) + 1
@@ -317,9 +316,7 @@ def _icm_sweep(U, indptr, indices, weights, t_ptr, t_id, t_other, t_side, tables
         a = z[i]
         for k in range(K):
             cost[k] = U[i, k]
-        # Potts: w>0 costs w unless equal, w<0 costs |w| if equal; both are cost[z_j] -= w
-        for p in range(indptr[i], indptr[i + 1]):
-            cost[z[indices[p]]] -= weights[p]
+        potts_pull(cost, z, indptr, indices, weights, i)
         for p in range(t_ptr[i], t_ptr[i + 1]):
             t = t_id[p]
             zj = z[t_other[p]]
@@ -335,11 +332,8 @@ def _icm_sweep(U, indptr, indices, weights, t_ptr, t_id, t_other, t_side, tables
                     cost[k] += lc[k]
             if counts[a] == 1:
                 cost[a] += lc[a]
-        best = 0
-        for k in range(1, K):
-            if cost[k] < cost[best]:
-                best = k
-        if best != a and cost[best] < cost[a] - rel_tol * (1.0 + abs(cost[a])):
+        best = cheapest(cost, K)
+        if best != a and improves(cost[best], cost[a], rel_tol):
             z[i] = best
             counts[a] -= 1
             counts[best] += 1
@@ -438,6 +432,6 @@ def _colour_update(cls, U, tables, lc, z, K):
     rows = np.arange(m)
     best = cost.argmin(axis=1)
     now = cost[rows, cur]
-    move = (best != cur) & (cost[rows, best] < now - _REL_TOL * (1.0 + np.abs(now)))
+    move = (best != cur) & (cost[rows, best] < now - REL_TOL * (1.0 + np.abs(now)))
     z[nodes[move]] = best[move]
     return int(move.sum())
