@@ -11,9 +11,11 @@ passes over random orders of blocks), we time
 * **RDP pass**: what every iteration of ``RDPMeans.fit`` does: a sequential sweep over
   all points in a fresh random order (constraint partners read from a CSR, births
   possible), the M-step (exact cluster sums, empty clusters dropped) and the objective
-  (``DPCentroids.sweep`` + ``refit`` + ``objective`` + the pair terms);
+  (``DPCentroids.sweep`` + ``refit`` + ``objective`` + the pair terms), timed after one
+  untimed pass, as in the middle of a fit (the sweep's distance bounds in place);
 * **DP pass**: the same without constraints (DP-means);
-* **first pass**: pass 1 of a fit, from the single starting cluster (births);
+* **first pass**: pass 1 of a fit, from the single starting cluster (births, no bounds
+  yet);
 * **Lloyd iteration**: ``(t(m2) − t(m1)) / (m2 − m1)`` where ``t(m)`` is
   ``KMeans(n_clusters=K, init=C0, n_init=1, max_iter=m, tol=0).fit(U)`` on uniform data
   ``U`` of the same shape (a Lloyd iteration costs the same on any data; on well
@@ -54,10 +56,15 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
-def one_pass(provider, Y, c, labels, centroids, order, csr, pairs, we):
-    """One RDPMeans iteration from a given state (the state is rebuilt first, untimed)."""
+def one_pass(provider, Y, c, labels, centroids, order, csr, pairs, we, warm=None):
+    """One RDPMeans iteration from a given state (rebuilt first, untimed). ``warm``: an
+    order for one untimed pass before, so the timed pass is a pass in the middle of a
+    fit (the sweep's bounds from the previous pass in place): the marginal cost."""
     provider.start_arrays(Y, c, labels, centroids)
     indptr, indices, we_csr = csr
+    if warm is not None:
+        provider.sweep(warm, indptr, indices, we_csr)
+        provider.refit()
     t = time.perf_counter()
     provider.sweep(order, indptr, indices, we_csr)
     provider.refit()
@@ -140,9 +147,9 @@ def timings(args):
 
         rdp, dp, first = [], [], []
         for _ in range(args.repeats):
-            order = _visit_order(P.n_nodes, rng)
-            rdp.append(one_pass(provider, Y, c, labels, est.centroids_, order, csr, pairs, we))
-            dp.append(one_pass(provider, Y, c, labels, est.centroids_, order, empty, pairs[:0], we[:0]))
+            order, warm = _visit_order(P.n_nodes, rng), _visit_order(P.n_nodes, rng)
+            rdp.append(one_pass(provider, Y, c, labels, est.centroids_, order, csr, pairs, we, warm))
+            dp.append(one_pass(provider, Y, c, labels, est.centroids_, order, empty, pairs[:0], we[:0], warm))
             first.append(one_pass(provider, Y, c, np.zeros(P.n_nodes, np.int64), None, order, csr, pairs, we))
         rdp_s, dp_s, first_s = (statistics.median(v) for v in (rdp, dp, first))
 

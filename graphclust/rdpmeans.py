@@ -56,8 +56,9 @@ LAM_RULES = ("farthest_first", "kth_from_mean")
 
 #: largest k tried by the default (gap) rule for λ
 _GAP_MAX_K = 20
-#: nodes scored against the existing clusters by one matrix product in a sweep
-_CHUNK = 256
+#: bounds must prove a skip with this much room (rounding never decides a skip)
+_SAFE = 1.0 - 1e-9
+_MARGIN = 1e-9
 #: passes visit blocks of this many nodes in a random order (nodes laid out randomly once)
 _BLOCK = 512
 #: from this many (merged) nodes on; below it every pass draws a full permutation
@@ -69,18 +70,26 @@ _LOG_FLOOR = math.log(1e-300)
 # ====================================================================== kernels
 @njit(cache=True)
 def _dp_sweep(Y, c, base, sq, C, M, cterm, mass, z, nslots, order, start, indptr, indices, weights, lam,
-              rel_tol, cost, buf):  # pragma: no cover - compiled
+              rel_tol, cost, acc, ub, lb, k_pass):  # pragma: no cover - compiled
     """One sequential pass with births over ``order[start:]``.
 
-    Divergences come from ``M`` (one row per cluster: the centroid on centred data,
-    ``sq``, or its log for KL): ``‖y‖² − 2 y·μ + ‖μ‖²`` or ``Σ y log y − y·log μ``. The
-    products with the clusters that exist when a chunk of ``_CHUNK`` nodes starts are one
-    matrix product (the chunk's rows gathered into ``buf``); clusters born inside the
-    chunk are scored row by row. Costs are exact changes of J at fixed centroids: node
-    ``i`` is taken out of its cluster, every cluster ``k`` costs ``c_i D(y_i, μ_k)``
-    (plus ``λ`` if ``k`` is empty without ``i``) minus the signed weights of ``i``'s
-    constraint partners in ``k``; a new cluster costs ``λ`` and gets centroid ``y_i`` at
-    once. The move rule is the ICM engines' (:mod:`graphclust.inference._local`).
+    Divergences come from one product per node with the transposed centroid matrix
+    ``M`` (``d x cap``, contiguous over clusters, so the loop vectorises):
+    ``‖y‖² − 2 y·μ + ‖μ‖²`` on centred data (``sq``), or ``Σ y log y − y·log μ`` (KL).
+    Costs are exact changes of J at fixed centroids: node ``i`` is taken out of its
+    cluster, every cluster ``k`` costs ``c_i D(y_i, μ_k)`` (plus ``λ`` if ``k`` is
+    empty without ``i``) minus the signed weights of ``i``'s constraint partners in
+    ``k``; a new cluster costs ``λ`` and gets centroid ``y_i`` at once. The move rule is
+    the ICM engines' (:mod:`graphclust.inference._local`).
+
+    For squared distances a node is skipped when bounds prove that it cannot move
+    (Hamerly's test, with the constraint pulls added exactly): ``ub[i]`` bounds the
+    distance to its own centroid from above and ``lb[i]`` the distance to every other
+    cluster that existed when the pass began (the first ``k_pass``) from below;
+    clusters born since are measured directly. When staying costs at most
+    ``c_i ub² − pull_own`` and every other option at least that (``c_i lb² − pull_k``,
+    ``λ`` for a new cluster), with a margin, the node stays, which is the decision a full
+    evaluation takes; most nodes of a late pass are decided this way.
 
     Returns ``(position reached, nslots, n_changed)``; stops early (position < len)
     when the slot arrays are full, so the caller can grow them and resume.
@@ -90,67 +99,93 @@ def _dp_sweep(Y, c, base, sq, C, M, cterm, mass, z, nslots, order, start, indptr
     d = Y.shape[1]
     factor = -2.0 if sq else -1.0
     changed = 0
-    p0 = start
-    while p0 < n_order:
-        m = min(_CHUNK, n_order - p0)
-        first = order[p0]
-        if order[p0 + m - 1] - first == m - 1 and _is_run(order, p0, m):
-            rows = Y[first:first + m]  # a run of consecutive nodes (the blocked layout): no gather
-        else:
-            for r in range(m):
-                i = order[p0 + r]
-                for f in range(d):
-                    buf[r, f] = Y[i, f]
-            rows = buf[:m]
-        k0 = nslots
-        G = rows @ M[:k0].T
-        for r in range(m):
-            if nslots >= cap:
-                return p0 + r, nslots, changed
-            i = order[p0 + r]
-            a = z[i]
-            ci = c[i]
-            mass[a] -= ci
-            bi = base[i]
-            for k in range(k0):
-                cost[k] = ci * max(bi + factor * G[r, k] + cterm[k], 0.0)
-            for k in range(k0, nslots):  # clusters born in this chunk
-                dot = 0.0
-                for f in range(d):
-                    dot += Y[i, f] * M[k, f]
-                cost[k] = ci * max(bi + factor * dot + cterm[k], 0.0)
-            for k in range(nslots):
-                if mass[k] <= 0.0:
-                    cost[k] += lam
-            cost[nslots] = lam
-            potts_pull(cost, z, indptr, indices, weights, i)
-            best = cheapest(cost, nslots + 1)
-            if best != a and improves(cost[best], cost[a], rel_tol):
-                changed += 1
-                if best == nslots:
+    for p in range(start, n_order):
+        if nslots >= cap:
+            return p, nslots, changed
+        i = order[p]
+        a = z[i]
+        ci = c[i]
+        if sq and mass[a] > ci and ub[i] <= lb[i]:
+            # staying costs at most `stay`; any other cluster at least `other`
+            u, v = ub[i], lb[i] * _SAFE
+            pull_a, pull_max = 0.0, 0.0
+            if indptr[i] < indptr[i + 1]:
+                for q in range(indptr[i], indptr[i + 1]):
+                    zj = z[indices[q]]
+                    if zj >= 0:
+                        cost[zj] = 0.0
+                for q in range(indptr[i], indptr[i + 1]):
+                    zj = z[indices[q]]
+                    if zj >= 0:
+                        cost[zj] += weights[q]
+                for q in range(indptr[i], indptr[i + 1]):
+                    zj = z[indices[q]]
+                    if zj == a:
+                        pull_a = cost[zj]
+                    elif zj >= 0 and cost[zj] > pull_max:
+                        pull_max = cost[zj]
+            stay = ci * u * u - pull_a
+            room = _MARGIN * (1.0 + abs(stay))
+            if stay + room <= ci * v * v - pull_max and stay + room <= lam:
+                far = True
+                for k in range(k_pass, nslots):  # born in this pass: measured directly
+                    s = 0.0
                     for f in range(d):
-                        y = Y[i, f]
-                        C[best, f] = y
-                        if sq:
-                            M[best, f] = y
-                        else:
-                            M[best, f] = math.log(y) if y > 1e-300 else -690.7755278982137
-                    cterm[best] = bi if sq else 0.0
-                    nslots += 1
-                z[i] = best
-                mass[best] += ci
-            else:
-                mass[a] += ci
-        p0 += m
+                        t = Y[i, f] - C[k, f]
+                        s += t * t
+                    pull_k = 0.0
+                    for q in range(indptr[i], indptr[i + 1]):
+                        if z[indices[q]] == k:
+                            pull_k += weights[q]
+                    if not stay + room <= ci * s * _SAFE - pull_k:
+                        far = False
+                        break
+                if far:
+                    continue
+        mass[a] -= ci
+        for k in range(nslots):
+            acc[k] = 0.0
+        for f in range(d):
+            yf = Y[i, f]
+            for k in range(nslots):
+                acc[k] += yf * M[f, k]
+        bi = base[i]
+        for k in range(nslots):
+            D = max(bi + factor * acc[k] + cterm[k], 0.0)
+            acc[k] = D
+            cost[k] = ci * D
+        for k in range(nslots):
+            if mass[k] <= 0.0:
+                cost[k] += lam
+        cost[nslots] = lam
+        potts_pull(cost, z, indptr, indices, weights, i)
+        best = cheapest(cost, nslots + 1)
+        if best != a and improves(cost[best], cost[a], rel_tol):
+            changed += 1
+            if best == nslots:
+                for f in range(d):
+                    y = Y[i, f]
+                    C[best, f] = y
+                    if sq:
+                        M[f, best] = y
+                    else:
+                        M[f, best] = math.log(y) if y > 1e-300 else -690.7755278982137
+                cterm[best] = bi if sq else 0.0
+                acc[best] = 0.0
+                nslots += 1
+            z[i] = best
+            mass[best] += ci
+        else:
+            mass[a] += ci
+        if sq:  # exact distances were just computed: the tightest bounds
+            own = z[i]
+            second = np.inf
+            for k in range(nslots):
+                if k != own and acc[k] < second:
+                    second = acc[k]
+            ub[i] = math.sqrt(acc[own])
+            lb[i] = math.sqrt(second)
     return n_order, nslots, changed
-
-
-@njit(cache=True)
-def _is_run(order, p0, m):  # pragma: no cover - compiled
-    for r in range(1, m):
-        if order[p0 + r] != order[p0] + r:
-            return False
-    return True
 
 
 @njit(cache=True)
@@ -182,7 +217,7 @@ def _assignment_cost(Y, c, base, sq, C, M, z):  # pragma: no cover - compiled
                 s += t * t
         else:
             for f in range(d):
-                s += Y[i, f] * M[k, f]
+                s += Y[i, f] * M[f, k]
             s = base[i] - s
             if s < 0.0:
                 s = 0.0
@@ -544,30 +579,35 @@ class DPCentroids(NodePotentials):
         cap = max(16, 2 * capacity)
         d = self._Y.shape[1]
         self._C = np.zeros((cap, d))
-        self._M = np.zeros((cap, d))
+        self._M = np.zeros((d, cap))
         self._cterm = np.zeros(cap)
         self._mass = np.zeros(cap)
         self._cost = np.empty(cap + 1)
-        self._buf = np.empty((_CHUNK, d))
+        self._acc = np.empty(cap + 1)
+        # Hamerly bounds of the sweep (squared distances): none known yet
+        self._ub = np.full(len(self._Y), np.inf)
+        self._lb = np.zeros(len(self._Y))
 
     def _install(self, K, C):
         """Clusters ``0..K-1`` get centroids ``C`` (internal coordinates)."""
         self._C[:K] = C
         if self._sq:
-            self._M[:K] = C
+            self._M[:, :K] = C.T
             self._cterm[:K] = np.einsum("ij,ij->i", C, C)
         else:
-            self._M[:K] = _log_floor(C)
+            self._M[:, :K] = _log_floor(C).T
         self._n = K
+        self._ub = np.full(len(self._Y), np.inf)  # centroids set from outside: the bounds no longer hold
 
     def _grow(self):
         cap = 2 * self._C.shape[0]
         d = self._C.shape[1]
-        C, M, cterm, mass = np.zeros((cap, d)), np.zeros((cap, d)), np.zeros(cap), np.zeros(cap)
+        C, M, cterm, mass = np.zeros((cap, d)), np.zeros((d, cap)), np.zeros(cap), np.zeros(cap)
         m = self._C.shape[0]
-        C[:m], M[:m], cterm[:m], mass[:m] = self._C, self._M, self._cterm, self._mass
+        C[:m], M[:, :m], cterm[:m], mass[:m] = self._C, self._M, self._cterm, self._mass
         self._C, self._M, self._cterm, self._mass = C, M, cterm, mass
         self._cost = np.empty(cap + 1)
+        self._acc = np.empty(cap + 1)
 
     # ------------------------------------------------------------------ batch
     def initialize(self, problem, seeds, rng):
@@ -640,7 +680,8 @@ class DPCentroids(NodePotentials):
                 self._grow()
             y = self._Y[i]
             self._C[k] = y
-            self._M[k] = y if self._sq else _log_floor(y)
+            self._M[:, k] = y if self._sq else _log_floor(y)
+            self._ub = np.full(len(self._Y), np.inf)  # a birth outside a sweep: no lower bound covers it
             self._cterm[k] = self._base_term[i] if self._sq else 0.0
             self._n += 1
         self._mass[k] += self._c[i]
@@ -650,7 +691,7 @@ class DPCentroids(NodePotentials):
         """Costs ``(n_clusters + 1,)`` of node ``i``: ``c_i D(x̄_i, μ_k)`` per cluster
         (plus ``λ`` for a cluster that is empty), and ``λ`` for a new cluster last."""
         n = self._n
-        dot = self._M[:n] @ self._Y[i]
+        dot = self._Y[i] @ self._M[:, :n]
         if self._sq:
             D = self._base_term[i] - 2.0 * dot + self._cterm[:n]
         else:
@@ -672,10 +713,12 @@ class DPCentroids(NodePotentials):
         """
         order = np.ascontiguousarray(order, dtype=np.int64)
         pos, changed = 0, 0
+        self._n_at_sweep = k_pass = self._n
         while pos < len(order):
             pos, self._n, moved = _dp_sweep(
                 self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._cterm, self._mass, self._z,
-                self._n, order, pos, indptr, indices, weights, self.lam, REL_TOL, self._cost, self._buf,
+                self._n, order, pos, indptr, indices, weights, self.lam, REL_TOL, self._cost, self._acc,
+                self._ub, self._lb, k_pass,
             )
             changed += moved
             if pos < len(order):
@@ -693,7 +736,17 @@ class DPCentroids(NodePotentials):
         self._z = remap[self._z]
         self._mass[:K] = mass[keep]
         self._mass[K:] = 0.0
-        self._install(K, sums[keep] / mass[keep, None])
+        new = sums[keep] / mass[keep, None]
+        moved = np.sqrt(((new - self._C[keep]) ** 2).sum(axis=1)) if K else np.zeros(0)
+        born = self._n > getattr(self, "_n_at_sweep", self._n)
+        ub, lb = self._ub, self._lb
+        self._install(K, new)
+        if self._sq and K and not born and np.isfinite(moved).all():
+            # centroids moved by `moved`: the bounds widen by as much (triangle
+            # inequality); a cluster born in the sweep is in no lower bound yet
+            self._ub = ub + moved[self._z]
+            self._lb = np.maximum(lb - moved.max(), 0.0)
+        self._n_at_sweep = K
 
     def objective(self):
         """``Σ_i c_i D(x̄_i, μ_{z_i}) + λ K`` (``K`` = non-empty clusters) for the
