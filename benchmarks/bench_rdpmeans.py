@@ -44,7 +44,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import graphclust as gc
-from graphclust.rdpmeans import DPCentroids, _effective, _symmetric_csr, _visit_order
+from graphclust.problem import constraint_csr
+from graphclust.rdpmeans import DPCentroids, _effective, _visit_order
 
 
 def median_time(fn, repeats):
@@ -140,7 +141,7 @@ def timings(args):
         inv[perm] = np.arange(P.n_nodes)
         Y, c, labels = Y[perm], c[perm], est.labels_[perm]
         pairs, w = np.sort(inv[P.constraints], axis=1), P.constraint_weights
-        csr = _symmetric_csr(pairs, w, P.n_nodes)
+        csr = constraint_csr(pairs, w, P.n_nodes)
         we = _effective(w, args.xi, args.xi)
         csr = (csr[0], csr[1], _effective(csr[2], args.xi, args.xi))
         empty = (np.zeros(P.n_nodes + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))

@@ -47,6 +47,7 @@ from .errors import InvalidFeaturesError, InvalidParameterError, TooFewClustersE
 from .inference._local import REL_TOL, cheapest, improves, potts_pull
 from .merge import contract
 from .potentials.base import NodePotentials, check_features, check_n_clusters
+from .problem import constraint_csr
 from .potentials.centroids import Centroids
 
 __all__ = ["RDPMeans", "DPMeans", "DPCentroids", "dp_lambda", "xi_from_pq"]
@@ -1063,7 +1064,7 @@ class RDPMeans(ClusteringEstimator):
             Y_red, c_red = Y_red[perm], c_red[perm]
             mapping = inv if mapping is None else inv[mapping]
             pairs = np.sort(inv[pairs], axis=1)
-        indptr, indices, w_csr = _symmetric_csr(pairs, w, n_red)
+        indptr, indices, w_csr = constraint_csr(pairs, w, n_red)
         finite_abs = np.abs(w[np.isfinite(w)])
 
         xi_sat = (self._saturation(Y_red, c_red, lam, finite_abs, kl)
@@ -1360,19 +1361,6 @@ def _visit_order(n, rng):
     starts = rng.permutation(n_blocks) * _BLOCK
     lengths = np.minimum(starts + _BLOCK, n) - starts
     return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(n)
-
-
-def _symmetric_csr(pairs, w, n):
-    """Both directions of every constraint as CSR arrays (indptr, partner, weight)."""
-    if not len(pairs):
-        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    ww = np.concatenate([w, w])
-    o = np.argsort(src, kind="stable")
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-    return indptr, np.ascontiguousarray(dst[o], dtype=np.int64), np.ascontiguousarray(ww[o], dtype=np.float64)
 
 
 def _effective(w, xi1, xi2):

@@ -192,3 +192,18 @@ def test_from_arrays_counts_make_x_feature_sums():
     for bad in ([1, 0, 1], [1.5, 1, 1], [1, 1]):
         with pytest.raises(InvalidGraphError, match="counts must be 3 integers >= 1"):
             gc.Problem.from_arrays(W, X=np.ones((3, 2)), counts=bad)
+
+
+def test_constraint_csr_lists_every_partner_with_its_signed_weight():
+    """Built once per problem; node i's row holds exactly its constraint partners."""
+    rng = np.random.default_rng(0)
+    n = 12
+    pairs = {tuple(sorted(rng.choice(n, 2, replace=False).tolist())) for _ in range(20)}
+    S = gc.SideInfo([(u, v, float(rng.choice([-np.inf, -1.5, 2.0, np.inf]))) for u, v in pairs])
+    P = gc.Problem.from_array(rng.normal(size=(n, 2)), S)
+    indptr, partners, w = P.constraint_csr
+    assert P.constraint_csr is P.constraint_csr  # cached
+    for i in range(n):
+        got = sorted(zip(partners[indptr[i]:indptr[i + 1]].tolist(), w[indptr[i]:indptr[i + 1]].tolist()))
+        expected = sorted((v if u == i else u, S.weight(u, v)) for u, v in pairs if i in (u, v))
+        assert got == expected

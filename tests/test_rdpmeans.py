@@ -18,7 +18,8 @@ from graphclust.errors import (
     TooFewClustersError,
 )
 from graphclust import rdpmeans
-from graphclust.rdpmeans import DPCentroids, DPMeans, RDPMeans, _effective, _symmetric_csr, dp_lambda, xi_from_pq
+from graphclust.problem import constraint_csr
+from graphclust.rdpmeans import DPCentroids, DPMeans, RDPMeans, _effective, dp_lambda, xi_from_pq
 
 
 # ---------------------------------------------------------------------- oracles
@@ -206,7 +207,7 @@ def test_compiled_sweep_matches_reference_loop_over_provider_api(n):
         X, y, S, P = blobs_problem(seed, n=n, n_pairs=60 * n // 40, noise=0.3)
         w = P.constraint_weights.copy()
         w[::7] = -np.inf  # some hard cannot-links
-        indptr, indices, wc = _symmetric_csr(P.constraints, w, P.n_nodes)
+        indptr, indices, wc = constraint_csr(P.constraints, w, P.n_nodes)
         we = _effective(wc, 0.7, 1.3)
         rng = np.random.default_rng(seed)
         labels0 = rng.integers(0, 3, P.n_nodes)
@@ -259,7 +260,7 @@ def test_bounded_passes_take_the_decisions_of_full_evaluations(n_pairs, hard):
         w = P.constraint_weights.copy()
         if hard:  # hard cannot-links (RDPMeans merges hard must-links before sweeping)
             w[::5] = -np.inf
-        indptr, indices, wc = _symmetric_csr(P.constraints, w, P.n_nodes)
+        indptr, indices, wc = constraint_csr(P.constraints, w, P.n_nodes)
         rng = np.random.default_rng(seed)
         labels0 = rng.integers(0, 4, P.n_nodes)
         fast, slow = DPCentroids(lam=3.0), DPCentroids(lam=3.0)
