@@ -7,29 +7,9 @@ scikit-learn is not a dependency of the library, and the embeddings it is used o
 import numpy as np
 
 from ._utils import check_random_state
+from .seeding import _sq_dist, kmeans_plusplus
 
-__all__ = ["kmeans", "kmeans_plusplus"]
-
-
-def _sq_dist(X, C):
-    return np.maximum((X * X).sum(1)[:, None] - 2.0 * X @ C.T + (C * C).sum(1)[None, :], 0.0)
-
-
-def kmeans_plusplus(X, k, rng, weights=None):
-    """k-means++ seeding: centres drawn with probability proportional to the squared
-    distance to the nearest centre already chosen (times the optional weights)."""
-    n = X.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    centres = np.empty((k, X.shape[1]))
-    centres[0] = X[rng.choice(n, p=w / w.sum())]
-    d2 = _sq_dist(X, centres[:1]).ravel()
-    for c in range(1, k):
-        p = w * d2
-        total = p.sum()
-        idx = rng.choice(n, p=p / total) if total > 0 else rng.integers(n)
-        centres[c] = X[idx]
-        d2 = np.minimum(d2, _sq_dist(X, centres[c : c + 1]).ravel())
-    return centres
+__all__ = ["kmeans"]
 
 
 def kmeans(X, k, *, weights=None, n_init=10, max_iter=300, tol=1e-10, random_state=None):

@@ -27,6 +27,7 @@ from .errors import InvalidParameterError, TooFewClustersError
 from .inference import ENGINES, solve
 from .potentials.base import NodePotentials
 from .potentials.centroids import Centroids
+from .seeding import farthest_first
 from .sideinfo import check_constraints
 
 __all__ = ["HMRF"]
@@ -297,30 +298,19 @@ class HMRF(ClusteringEstimator):
         seeds, seed_hood = [], []
         if len(hoods):
             cents = sums[hoods] / sizes[hoods, None]
-            first = int(np.argmax(sizes[hoods]))
-            chosen = [first]
-            dmin = _dist_to(provider, cents, cents[first])
-            while len(chosen) < min(K, len(hoods)):
-                score = sizes[hoods] * dmin
-                score[chosen] = -1.0
-                nxt = int(np.argmax(score))
-                chosen.append(nxt)
-                dmin = np.minimum(dmin, _dist_to(provider, cents, cents[nxt]))
+            chosen, _ = farthest_first(lambda i: _dist_to(provider, cents, cents[i]), np.full(len(hoods), np.inf),
+                                       min(K, len(hoods)), weights=sizes[hoods], first=int(np.argmax(sizes[hoods])))
             seeds = [cents[c] for c in chosen]
             seed_hood = [hoods[c] for c in chosen]
         if len(seeds) < K:
             # farthest-first over the points, away from the seeds so far (k-means++-like
             # but deterministic given the first pick)
             if seeds:
-                dmin = np.min(np.stack([_dist_to(provider, Y, s) for s in seeds]), axis=0)
+                dmin, first = np.min(np.stack([_dist_to(provider, Y, s) for s in seeds]), axis=0), None
             else:
-                first = int(rng.integers(len(Y)))
-                seeds.append(Y[first])
-                dmin = _dist_to(provider, Y, Y[first])
-            while len(seeds) < K:
-                nxt = int(np.argmax(dmin))
-                seeds.append(Y[nxt])
-                dmin = np.minimum(dmin, _dist_to(provider, Y, Y[nxt]))
+                dmin, first = np.full(len(Y), np.inf), int(rng.integers(len(Y)))
+            picks, _ = farthest_first(lambda i: _dist_to(provider, Y, Y[i]), dmin, K - len(seeds), first=first)
+            seeds += [Y[i] for i in picks]
         provider.initialize(problem, np.array(seeds), rng)
         labels = provider.unary(problem).argmin(axis=1)
         for k, h in enumerate(seed_hood):

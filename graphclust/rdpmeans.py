@@ -48,6 +48,7 @@ from .inference._local import REL_TOL, cheapest, improves, potts_pull
 from .merge import contract
 from .potentials.base import NodePotentials, check_features, check_n_clusters
 from .problem import constraint_csr
+from .seeding import farthest_first
 from .potentials.centroids import Centroids
 
 __all__ = ["RDPMeans", "DPMeans", "DPCentroids", "dp_lambda", "xi_from_pq"]
@@ -248,16 +249,9 @@ def _dist_to(Y, ent, kl, t):
 def _farthest_first(Y, ent, kl, mean, n_steps):
     """Farthest-first traversal from the mean: ``seq[j]`` is the largest divergence of a
     point to the set (mean + the ``j`` points added so far), before adding that point."""
-    dmin = _dist_to(Y, ent, kl, mean)
-    seq = []
-    for _ in range(n_steps):
-        i = int(np.argmax(dmin))
-        dj = float(dmin[i])
-        seq.append(dj)
-        if dj <= 0.0:
-            break
-        dmin = np.minimum(dmin, _dist_to(Y, ent, kl, Y[i]))
-    return np.asarray(seq)
+    _, gaps = farthest_first(lambda i: _dist_to(Y, ent, kl, Y[i]), _dist_to(Y, ent, kl, mean), n_steps,
+                             stop_at_zero=True)
+    return gaps
 
 
 def _fallback_lambda(seq):
