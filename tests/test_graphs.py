@@ -715,3 +715,17 @@ class TestSparsify:
     def test_wrong_type(self):
         with pytest.raises(InvalidGraphError, match="got list"):
             sparsify([[0, 1], [1, 0]], 1)
+
+
+def test_contrast_weight_is_the_grid_builders_weight():
+    """The ufunc the tiled Dask grid uses gives the builders' weights bit for bit."""
+    from graphclust.graphs import contrast_weight
+
+    img = np.random.default_rng(0).random((5, 6))
+    for connectivity in (4, 8):
+        edges, w, _ = gc.grid_arrays(img, connectivity, beta=3.0)
+        (r0, c0), (r1, c1) = np.divmod(edges[:, 0], 6), np.divmod(edges[:, 1], 6)
+        sq = (img[r0, c0] - img[r1, c1]) ** 2
+        log_dist = np.where((r0 != r1) & (c0 != c1), 0.5 * np.log(2.0), 0.0)
+        np.testing.assert_array_equal(w, contrast_weight(sq, 3.0, log_dist))
+    assert contrast_weight(1e6, 1e3, 0.0) == np.finfo(np.float64).tiny  # floored, never 0

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._utils import check_float, check_int, check_random_state
 from ..energy import Energy
+from ..graphs import contrast_weight
 from ..errors import InvalidParameterError
 from ..inference.grid_icm import _unary_argmin
 from ..inference._local import REL_TOL, improves
@@ -28,7 +29,6 @@ from ._common import _check_client, _compute, _dask, _distributed_client, _persi
 
 __all__ = ["grid_inference", "grid_energy", "GridResult"]
 
-_TINY = np.finfo(np.float64).tiny
 
 
 @dataclass
@@ -66,8 +66,7 @@ def _pair_weights(img, beta, smoothness, shape):
         return np.full((h, w - 1), smoothness), np.full((h - 1, w), smoothness)
     dh = ((img[:, 1:] - img[:, :-1]) ** 2).sum(axis=-1)
     dv = ((img[1:] - img[:-1]) ** 2).sum(axis=-1)
-    return (smoothness * np.maximum(np.exp(-beta * dh), _TINY),
-            smoothness * np.maximum(np.exp(-beta * dv), _TINY))
+    return smoothness * contrast_weight(dh, beta, 0.0), smoothness * contrast_weight(dv, beta, 0.0)
 
 
 def _sides(block_id, nblocks, halo):
