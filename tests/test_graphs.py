@@ -723,7 +723,7 @@ def test_contrast_weight_is_the_grid_builders_weight():
 
     img = np.random.default_rng(0).random((5, 6))
     for connectivity in (4, 8):
-        edges, w, _ = gc.grid_arrays(img, connectivity, beta=3.0)
+        edges, w, _ = grid_arrays(img, connectivity, beta=3.0)
         (r0, c0), (r1, c1) = np.divmod(edges[:, 0], 6), np.divmod(edges[:, 1], 6)
         sq = (img[r0, c0] - img[r1, c1]) ** 2
         log_dist = np.where((r0 != r1) & (c0 != c1), 0.5 * np.log(2.0), 0.0)
