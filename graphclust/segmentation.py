@@ -36,7 +36,8 @@ from ._utils import check_float, check_int, check_random_state, optional_import
 from .energy import Energy
 from .errors import ImageReadError, InvalidFeaturesError, InvalidParameterError
 from .graphs import grid_arrays
-from .inference import solve
+from .inference import ENGINES, solve
+from .potentials.gaussian import DiagonalGaussian
 from .problem import Problem
 from .sideinfo import SideInfo
 
@@ -293,24 +294,21 @@ def _grid_graph(img, connectivity, beta):
 
 
 # ---------------------------------------------------------------------- colour models
-def _gaussian_costs(pixels, lab_pix, n_labels, reg):
-    """Negative log-likelihood of every pixel under a diagonal Gaussian per label
-    fitted on the scribbled pixels ``lab_pix`` (``-1`` = not scribbled)."""
-    on = lab_pix >= 0
-    X, z = pixels[on], lab_pix[on]
-    cnt = np.bincount(z, minlength=n_labels).astype(np.float64)
-    mu = np.stack([np.bincount(z, weights=X[:, c], minlength=n_labels) for c in range(X.shape[1])], 1)
-    mu /= cnt[:, None]
-    sq = np.stack([np.bincount(z, weights=X[:, c] ** 2, minlength=n_labels) for c in range(X.shape[1])], 1)
-    var = np.maximum(sq / cnt[:, None] - mu ** 2, 0.0)
-    # a few scribbled pixels give wild variances: shrink them towards the pooled
-    # within-label variance with the weight of _PRIOR_PIXELS pixels
-    pooled = (cnt[:, None] * var).sum(0) / cnt.sum()
-    var = (cnt[:, None] * var + _PRIOR_PIXELS * pooled) / (cnt[:, None] + _PRIOR_PIXELS) + reg
-    cost = np.zeros((pixels.shape[0], n_labels))
-    for c in range(pixels.shape[1]):  # channels, not pixels
-        cost += 0.5 * ((pixels[:, c:c + 1] - mu[:, c]) ** 2 / var[:, c] + np.log(2 * np.pi * var[:, c]))
-    return cost, mu, var
+def _pooled_pixels(pixels, pix_node, n_nodes):
+    """The pixels of every node as one merged node: colour sums, pixel counts and the
+    scatter of its pixels around their mean (what a provider needs to score all of
+    them at once)."""
+    d = pixels.shape[1]
+    counts = np.bincount(pix_node, minlength=n_nodes)
+    sums = np.stack([np.bincount(pix_node, weights=pixels[:, c], minlength=n_nodes) for c in range(d)], 1)
+    dev = pixels - (sums / np.maximum(counts, 1)[:, None])[pix_node]
+    scatter = np.empty((n_nodes, d, d))
+    for a in range(d):  # channel pairs, not pixels
+        for b in range(a, d):
+            scatter[:, a, b] = scatter[:, b, a] = np.bincount(pix_node, weights=dev[:, a] * dev[:, b],
+                                                              minlength=n_nodes)
+    return Problem(nodes=range(n_nodes), W=sp.csr_array((n_nodes, n_nodes)), X=sums, counts=counts.astype(np.int64),
+                   scatter_index=np.arange(n_nodes), scatter=scatter)
 
 
 def _noise_variance(img):
@@ -343,7 +341,9 @@ def segment(image, scribbles=None, *, n_segments=None, method="hmrf-bp", graph="
         scribbles the number of segments is the number of scribble labels
         (``"rdpmeans"`` may find more).
     method : {"hmrf-bp", "hmrf-icm", "hmrf-lp", "cosc", "rdpmeans"}, default="hmrf-bp"
-        HMRF with loopy BP, ICM or the LP relaxation (the LP returns a lower bound);
+        HMRF with loopy BP, ICM or the LP relaxation (the LP returns a lower bound),
+        or ``"hmrf-"`` followed by any engine registered in
+        :data:`graphclust.inference.ENGINES` (``"hmrf-mincut"`` for two labels);
         constrained 1-spectral clustering of the graph (slow on pixel grids beyond
         ~10^4 pixels: use ``graph="superpixels"``); RDP-means on the colours with
         the scribble constraints (no spatial term).
@@ -390,8 +390,11 @@ def segment(image, scribbles=None, *, n_segments=None, method="hmrf-bp", graph="
     ((20, 20), [1, 2], True)
     """
     start = time.perf_counter()
-    if method not in SEGMENT_METHODS:
-        raise InvalidParameterError(f"method must be one of {', '.join(SEGMENT_METHODS)}, got {method!r}")
+    if method not in SEGMENT_METHODS and not (method.startswith("hmrf-") and method[5:] in ENGINES):
+        raise InvalidParameterError(
+            f"method must be one of {', '.join(SEGMENT_METHODS)} or 'hmrf-' and a registered engine "
+            f"({', '.join(sorted(ENGINES))}), got {method!r}"
+        )
     if graph not in ("grid", "superpixels"):
         raise InvalidParameterError(f"graph must be 'grid' or 'superpixels', got {graph!r}")
     smoothness = check_float(smoothness, "smoothness", low=0.0)
@@ -440,9 +443,13 @@ def segment(image, scribbles=None, *, n_segments=None, method="hmrf-bp", graph="
         if lab is not None:
             pix_lab = np.full(rows * cols, -1, dtype=np.int64)
             pix_lab[lab.reshape(-1) > 0] = code[lab.reshape(-1) > 0]
-            pix_cost, mu, var = _gaussian_costs(pixels, pix_lab, values.size, colour_reg)
-            U = np.stack([np.bincount(pix_node, weights=pix_cost[:, k], minlength=n_nodes)
-                          for k in range(values.size)], axis=1)
+            # the colour model: a diagonal Gaussian per label fitted on the scribbled
+            # pixels; a superpixel costs what all its pixels cost (exact, via its scatter)
+            pixel_problem = Problem.from_arrays(sp.csr_array((rows * cols, rows * cols)), X=pixels)
+            colours = DiagonalGaussian(values.size, shrinkage=_PRIOR_PIXELS, reg=colour_reg)
+            colours.update(pixel_problem, pix_lab)
+            U = colours.unary(pixel_problem if segments is None else _pooled_pixels(pixels, pix_node, n_nodes))
+            mu, var = colours.means_, colours.variances_
             seeded = np.flatnonzero(node_lab >= 0)
             keep = U[seeded, node_lab[seeded]]
             U[seeded] = np.inf  # scribbles are hard: only the scribbled label is allowed

@@ -232,3 +232,30 @@ def test_superpixels_without_scribbles_weigh_regions_by_their_pixels():
     est = seg.info["estimator"]
     assert est.problem_.counts.sum() == 60 * 60  # every pixel counted once
     assert gc.ari(truth.reshape(-1), seg.labels.reshape(-1)) > 0.9
+
+
+def test_an_engine_registered_outside_segments(rng):
+    """segment(method="hmrf-<name>") runs any registered engine on its energy."""
+    from graphclust.inference import ENGINES, icm, register_engine
+
+    calls = []
+
+    @register_engine("test-counting-icm")
+    def counting_icm(energy, **options):
+        calls.append(energy.n_nodes)
+        return icm(energy, **options)
+
+    try:
+        img = np.zeros((12, 12))
+        img[:, 6:] = 1.0
+        img += rng.normal(scale=0.2, size=img.shape)
+        scrib = np.zeros((12, 12), dtype=int)
+        scrib[3, 1:4], scrib[8, 8:11] = 1, 2
+        ours = gc.segment(img, scrib, method="hmrf-icm", random_state=0)
+        theirs = gc.segment(img, scrib, method="hmrf-test-counting-icm", random_state=0)
+        assert calls == [144]
+        np.testing.assert_array_equal(theirs.labels, ours.labels)
+    finally:
+        del ENGINES["test-counting-icm"]
+    with pytest.raises(InvalidParameterError, match="'hmrf-' and a registered engine .*got 'hmrf-nope'"):
+        gc.segment(img, scrib, method="hmrf-nope")

@@ -3,6 +3,7 @@
 from .base import NodePotentials
 from .centroids import DISTORTIONS, Centroids
 from .conjugate import CONJUGATE, DirichletMultinomial, NormalInverseGamma, NormalInverseWishart
+from .gaussian import DiagonalGaussian
 
 __all__ = ["NodePotentials", "Centroids", "DISTORTIONS", "NormalInverseWishart", "NormalInverseGamma",
-           "DirichletMultinomial", "CONJUGATE"]
+           "DirichletMultinomial", "CONJUGATE", "DiagonalGaussian"]
