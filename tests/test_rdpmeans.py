@@ -198,6 +198,23 @@ def test_tiny_problems_against_brute_force():
     assert single >= 10 and multi >= 17
 
 
+def _reference_pass(prov, order, indptr, indices, we):
+    """The sweep rule written out over remove/scores/add (no bounds, no skipping);
+    returns the number of nodes that moved."""
+    n_moved = 0
+    for i in order.tolist():
+        a = prov.labels[i]
+        prov.remove(i)
+        cost = prov.scores(i)
+        for q in range(indptr[i], indptr[i + 1]):
+            cost[prov.labels[indices[q]]] -= we[q]
+        best = int(np.argmin(cost))
+        better = cost[best] < cost[a] if cost[a] == np.inf else cost[best] < cost[a] - 1e-12 * (1 + abs(cost[a]))
+        prov.add(i, best if best != a and better else a)
+        n_moved += best != a and better
+    return n_moved
+
+
 @pytest.mark.parametrize("n", [40, 700])
 def test_compiled_sweep_matches_reference_loop_over_provider_api(n):
     """One pass of the numba kernel equals the rule written out in Python over
@@ -216,38 +233,13 @@ def test_compiled_sweep_matches_reference_loop_over_provider_api(n):
         fast.start(P, labels0)
         slow.start(P, labels0)
         moved = fast.sweep(order, indptr, indices, we)
-        n_moved = 0
-        for i in order.tolist():
-            a = slow.labels[i]
-            slow.remove(i)
-            cost = slow.scores(i)
-            for q in range(indptr[i], indptr[i + 1]):
-                cost[slow.labels[indices[q]]] -= we[q]
-            best = int(np.argmin(cost))
-            if best != a and cost[best] < cost[a] - 1e-12 * (1 + abs(cost[best])):
-                slow.add(i, best)
-                n_moved += 1
-            else:
-                slow.add(i, a)
+        n_moved = _reference_pass(slow, order, indptr, indices, we)
         np.testing.assert_array_equal(fast.labels, slow.labels)
         assert moved == n_moved > 0
         np.testing.assert_allclose(fast.centroids_, slow.centroids_)
         fast.refit()
         slow.refit()
         assert fast.objective() == pytest.approx(slow.objective())
-
-
-def _reference_pass(prov, order, indptr, indices, we):
-    """The sweep rule written out over remove/scores/add (no bounds, no skipping)."""
-    for i in order.tolist():
-        a = prov.labels[i]
-        prov.remove(i)
-        cost = prov.scores(i)
-        for q in range(indptr[i], indptr[i + 1]):
-            cost[prov.labels[indices[q]]] -= we[q]
-        best = int(np.argmin(cost))
-        better = cost[best] < cost[a] if cost[a] == np.inf else cost[best] < cost[a] - 1e-12 * (1 + abs(cost[a]))
-        prov.add(i, best if best != a and better else a)
 
 
 @pytest.mark.parametrize("n_pairs, hard", [(30, False), (400, False), (400, True)])

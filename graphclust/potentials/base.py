@@ -141,6 +141,14 @@ def check_features(problem, who):
     return problem.X, problem.counts
 
 
+def check_seeds(seeds, n_clusters, n_features):
+    """``seeds`` as a float array ``(n_clusters, n_features)``, or a clear error."""
+    seeds = np.asarray(seeds, dtype=np.float64)
+    if seeds.shape != (n_clusters, n_features):
+        raise InvalidParameterError(f"expected {n_clusters} seeds of {n_features} features, got shape {seeds.shape}")
+    return seeds
+
+
 def check_n_clusters(n_clusters, who):
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) or n_clusters < 1:
         raise InvalidParameterError(f"n_clusters of {who} must be an int >= 1, got {n_clusters!r}")

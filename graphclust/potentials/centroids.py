@@ -13,7 +13,7 @@ from scipy.special import xlogy
 from .._utils import check_float
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..metrics import violated_mask
-from .base import NodePotentials, check_features, check_n_clusters
+from .base import NodePotentials, check_features, check_n_clusters, check_seeds
 
 __all__ = ["Centroids", "DISTORTIONS"]
 
@@ -320,11 +320,7 @@ class Centroids(NodePotentials):
     # ------------------------------------------------------------------ provider API
     def initialize(self, problem, seeds, rng):
         Y, _ = self.points(problem)
-        seeds = np.asarray(seeds, dtype=np.float64)
-        if seeds.shape != (self.n_clusters, Y.shape[1]):
-            raise InvalidParameterError(
-                f"expected {self.n_clusters} seeds of {Y.shape[1]} features, got shape {seeds.shape}"
-            )
+        seeds = check_seeds(seeds, self.n_clusters, Y.shape[1])
         self.centroids_ = seeds.copy()
         d, K = Y.shape[1], self.n_clusters
         self.metric_ = None

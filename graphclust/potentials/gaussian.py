@@ -17,7 +17,7 @@ import numpy as np
 
 from .._params import Integer, Real
 from ..errors import InvalidParameterError
-from .base import NodePotentials, check_features
+from .base import NodePotentials, check_features, check_seeds
 
 __all__ = ["DiagonalGaussian"]
 
@@ -75,11 +75,7 @@ class DiagonalGaussian(NodePotentials):
 
     def initialize(self, problem, seeds, rng):
         X, n = self._points(problem)
-        seeds = np.asarray(seeds, dtype=np.float64)
-        if seeds.shape != (self.n_clusters, X.shape[1]):
-            raise InvalidParameterError(
-                f"expected {self.n_clusters} seeds of {X.shape[1]} features, got shape {seeds.shape}"
-            )
+        seeds = check_seeds(seeds, self.n_clusters, X.shape[1])
         # every cluster starts with the variance of all the data around its mean
         total = n.sum()
         mean = X.sum(0) / total
