@@ -209,8 +209,9 @@ def validate_parameters(obj, constraints=None):
     (or ``constraints``), naming the parameter and the class in the error."""
     owner = type(obj).__name__
     table = type(obj)._parameter_constraints if constraints is None else constraints
+    values = obj.get_params() if hasattr(obj, "get_params") else {name: getattr(obj, name) for name in table}
     for name, constraint in table.items():
-        _check_one(constraint, getattr(obj, name), f"{name} of {owner}")
+        _check_one(constraint, values[name], f"{name} of {owner}")
 
 
 class Parametrized:

@@ -46,7 +46,7 @@ from .base import ClusteringEstimator, ClusteringResult, canonical_labels, regis
 from .errors import InvalidFeaturesError, InvalidParameterError, TooFewClustersError
 from .inference._local import REL_TOL, cheapest, improves, potts_pull
 from .merge import contract
-from .potentials.base import NodePotentials, check_features, check_n_clusters
+from .potentials.base import NodePotentials, check_features
 from .problem import constraint_csr
 from .seeding import farthest_first
 from .potentials.centroids import Centroids
@@ -486,31 +486,46 @@ class DPCentroids(NodePotentials):
     ([0, 0, 1], [0.5, 9.0])
     """
 
+    _parameter_constraints = {
+        "n_clusters": Integer(low=1),
+        "lam": Real(low=0.0, low_open=True),
+        "divergence": Options(*DIVERGENCES),
+        "smoothing": Real(low=0.0),
+    }
+
+    # state (set by initialize or start)
+    _n = None  # number of cluster slots
+    _C = None
+    _shift = 0.0
+    _base_memo = None
+
     def __init__(self, n_clusters=1, *, lam=1.0, divergence="sqeuclidean", smoothing=1e-3):
-        self.n_clusters_param = check_n_clusters(n_clusters, "DPCentroids")
-        self.lam = check_float(lam, "lam of DPCentroids", low=0.0, low_open=True)
-        Options(*DIVERGENCES).check(divergence, "divergence of DPCentroids")
+        # the clusters are born and die: the parameter is the batch interface's count,
+        # and `n_clusters` the current one (see NodePotentials)
+        self.n_clusters_param = n_clusters
+        self.lam = lam
         self.divergence = divergence
-        self.smoothing = check_float(smoothing, "smoothing of DPCentroids", low=0.0)
-        self._base = Centroids(1, distortion=divergence, smoothing=self.smoothing)
-        self._n = None  # number of cluster slots once initialised or started
-        self._C = None
-        self._shift = 0.0
+        self.smoothing = smoothing
 
-    def __repr__(self):
-        return f"DPCentroids({self.n_clusters_param}, lam={self.lam!r}, divergence={self.divergence!r})"
+    def get_params(self, deep=True):
+        return {**super().get_params(deep), "n_clusters": self.n_clusters_param}
 
-    def get_params(self):
-        return {"n_clusters": self.n_clusters_param, "lam": self.lam, "divergence": self.divergence,
-                "smoothing": self.smoothing}
-
-    def clone(self, **changes):
-        """An unfitted copy with some parameters changed."""
-        return DPCentroids(**{**self.get_params(), **changes})
+    def set_params(self, **params):
+        if "n_clusters" in params:
+            self.n_clusters_param = params.pop("n_clusters")
+        return super().set_params(**params)
 
     @property
     def n_clusters(self):
         return self.n_clusters_param if self._n is None else self._n
+
+    @property
+    def _base(self):
+        """The centroid provider of the same divergence (points, distortions)."""
+        key = (self.divergence, self.smoothing)
+        if self._base_memo is None or self._base_memo[0] != key:
+            self._base_memo = (key, Centroids(1, distortion=self.divergence, smoothing=self.smoothing))
+        return self._base_memo[1]
 
     @property
     def centroids_(self):
@@ -531,6 +546,7 @@ class DPCentroids(NodePotentials):
             No features, a non-finite feature (the message names the node), or for
             ``"kl"`` a negative entry or an empty histogram without smoothing.
         """
+        self._validate_params()
         X, _ = check_features(problem, f"DPCentroids(divergence={self.divergence!r})")
         if not np.isfinite(X.sum()) and not np.isfinite(X).all():
             r, col = (int(v) for v in np.argwhere(~np.isfinite(X))[0])
@@ -555,6 +571,7 @@ class DPCentroids(NodePotentials):
         """Points, counts and labels of the state; squared distances work on data
         centred at the weighted mean (translation-invariant, and the expanded form
         ``‖y‖² − 2y·μ + ‖μ‖²`` of the compiled sweep then loses no digits to an offset)."""
+        self._validate_params()
         Y = np.asarray(Y, dtype=np.float64)
         c = np.ascontiguousarray(c, dtype=np.float64)
         self._sq = self.divergence == "sqeuclidean"

@@ -96,3 +96,13 @@ def test_parameters_are_checked_when_fit_starts_not_in_init():
     X = np.array([[0.0], [1.0], [5.0], [6.0]])
     with pytest.raises(InvalidParameterError, match="gamma of COSC is required in mode='soft'"):
         est.fit(gc.knn_graph(X, n_neighbors=2))
+
+
+@pytest.mark.parametrize("provider", [gc.potentials.Centroids(3, distortion="mahalanobis", metric="full"),
+                                      gc.DPCentroids(4, lam=2.0, divergence="kl"),
+                                      gc.potentials.DiagonalGaussian(5, shrinkage=3.0)])
+def test_providers_init_only_stores_and_reflection_round_trips(provider):
+    params = provider.get_params()
+    twin = provider.clone()
+    assert twin is not provider and twin.get_params() == params and repr(twin) == repr(provider)
+    assert set(vars(type(provider)(**params))) <= set(params) | {"n_clusters_param"}  # nothing but parameters

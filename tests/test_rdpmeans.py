@@ -650,7 +650,7 @@ def test_bad_lambda(lam):
     with pytest.raises(InvalidParameterError, match="lam of RDPMeans"):
         RDPMeans(lam=lam).fit(np.zeros((3, 1)))
     with pytest.raises(InvalidParameterError, match="lam of DPCentroids"):
-        DPCentroids(lam=lam)
+        DPCentroids(lam=lam).points(gc.Problem.from_array(np.zeros((3, 1))))  # checked at first use
 
 
 @pytest.mark.parametrize("name, value", [("p_link", 0.0), ("p_link", 1.0), ("p_link", 1.5), ("q_link", 0.0),

@@ -10,10 +10,10 @@ all clusters, or one per cluster) is learnt from the constraints too.
 import numpy as np
 from scipy.special import xlogy
 
-from .._utils import check_float
+from .._params import Boolean, Integer, Options, Real
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..metrics import violated_mask
-from .base import NodePotentials, check_features, check_n_clusters, check_seeds
+from .base import NodePotentials, check_features, check_seeds
 
 __all__ = ["Centroids", "DISTORTIONS"]
 
@@ -138,56 +138,47 @@ class Centroids(NodePotentials):
     array([600.,   6.])
     """
 
+    _parameter_constraints = {
+        "n_clusters": Integer(low=1),
+        "distortion": Options("sqeuclidean", "euclidean", *[d for d in DISTORTIONS if d != "sqeuclidean"]),
+        "metric": Options("diagonal", "full"),
+        "per_cluster": Boolean(),
+        "smoothing": Real(low=0.0),
+        "metric_eps": Real(low=0.0, low_open=True, high=1.0),
+    }
+
+    # fitted state (set by initialize/update)
+    centroids_ = None
+    metric_ = None
+    _pair_root = None  # whitening of the shared (or mean) metric
+    _roots = None  # per-cluster whitening, (K, d) or (K, d, d)
+    _logdet = 0.0  # float, or (K,) with per-cluster metrics
+    _cache = None
+
     def __init__(self, n_clusters=2, *, distortion="sqeuclidean", metric="diagonal", per_cluster=False,
                  smoothing=1e-3, metric_eps=1e-6):
-        self.n_clusters_param = check_n_clusters(n_clusters, "Centroids")
-        if distortion == "euclidean":
-            distortion = "sqeuclidean"
-        if distortion not in DISTORTIONS:
-            raise InvalidParameterError(
-                f"distortion must be one of {', '.join(DISTORTIONS)}; got {distortion!r}"
-            )
-        if metric not in ("diagonal", "full"):
-            raise InvalidParameterError(f"metric must be 'diagonal' or 'full', got {metric!r}")
-        if not isinstance(per_cluster, (bool, np.bool_)):
-            raise InvalidParameterError(f"per_cluster must be True or False, got {per_cluster!r}")
-        if per_cluster and distortion != "mahalanobis":
-            raise InvalidParameterError(
-                f"per_cluster=True needs distortion='mahalanobis' (a learnt metric), got distortion={distortion!r}"
-            )
+        self.n_clusters = n_clusters
         self.distortion = distortion
         self.metric = metric
-        self.per_cluster = bool(per_cluster)
-        self.smoothing = check_float(smoothing, "smoothing", low=0.0)
-        self.metric_eps = check_float(metric_eps, "metric_eps", low=0.0, low_open=True, high=1.0)
-        self.centroids_ = None
-        self.metric_ = None
-        self._pair_root = None  # whitening of the shared (or mean) metric
-        self._roots = None  # per-cluster whitening, (K, d) or (K, d, d)
-        self._logdet = 0.0  # float, or (K,) with per-cluster metrics
-        self._cache = None
+        self.per_cluster = per_cluster
+        self.smoothing = smoothing
+        self.metric_eps = metric_eps
 
-    def __repr__(self):
-        extra = ""
-        if self.distortion == "mahalanobis":
-            extra = f", metric={self.metric!r}" + (", per_cluster=True" if self.per_cluster else "")
-        return f"Centroids({self.n_clusters_param}, distortion={self.distortion!r}{extra})"
-
-    def get_params(self):
-        return {"n_clusters": self.n_clusters_param, "distortion": self.distortion, "metric": self.metric,
-                "per_cluster": self.per_cluster, "smoothing": self.smoothing, "metric_eps": self.metric_eps}
-
-    def clone(self, **changes):
-        """An unfitted copy with some parameters changed."""
-        return Centroids(**{**self.get_params(), **changes})
+    def _check_params(self):
+        if self.per_cluster and self._kind != "mahalanobis":
+            raise InvalidParameterError(
+                f"per_cluster=True of Centroids needs distortion='mahalanobis' (a learnt metric), "
+                f"got distortion={self.distortion!r}"
+            )
 
     @property
-    def n_clusters(self):
-        return self.n_clusters_param
+    def _kind(self):
+        """The distortion, with the alias "euclidean" read as "sqeuclidean"."""
+        return "sqeuclidean" if self.distortion == "euclidean" else self.distortion
 
     @property
     def _learnt(self):
-        return self.distortion == "mahalanobis" and self.metric_ is not None
+        return self._kind == "mahalanobis" and self.metric_ is not None
 
     # ------------------------------------------------------------------ features
     def points(self, problem):
@@ -196,9 +187,10 @@ class Centroids(NodePotentials):
         per problem."""
         if self._cache is not None and self._cache[0] is problem:
             return self._cache[1], self._cache[2]
+        self._validate_params()  # first use on this problem: the parameters are checked here
         X, counts = check_features(problem, f"Centroids(distortion={self.distortion!r})")
         Y = X / counts[:, None]
-        if self.distortion == "cosine":
+        if self._kind == "cosine":
             norms = np.linalg.norm(Y, axis=1)
             if (norms == 0).any():
                 i = int(np.flatnonzero(norms == 0)[0])
@@ -208,7 +200,7 @@ class Centroids(NodePotentials):
                     node=problem.nodes[i],
                 )
             Y = Y / norms[:, None]
-        elif self.distortion == "kl":
+        elif self._kind == "kl":
             if (Y < 0).any():
                 i, d = (int(v) for v in np.argwhere(Y < 0)[0])
                 raise InvalidFeaturesError(
@@ -233,9 +225,9 @@ class Centroids(NodePotentials):
         """``D(y_i, c_k)`` for rows of ``Y`` (already in the distortion's space) and
         representatives ``C``: shape ``(len(Y), len(C))``. A learnt metric enters as
         the shared metric, or the mean metric with ``per_cluster=True``."""
-        if self.distortion in ("sqeuclidean", "mahalanobis"):
+        if self._kind in ("sqeuclidean", "mahalanobis"):
             return _sq_dist(self._whiten(Y), self._whiten(C))
-        if self.distortion == "cosine":
+        if self._kind == "cosine":
             Cn = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-300)
             return np.maximum(1.0 - Y @ Cn.T, 0.0)
         # KL(y || c) = Σ y log y − Σ y log c
@@ -264,10 +256,10 @@ class Centroids(NodePotentials):
 
     def _pairs(self, Ya, Yb):
         """Row-wise symmetric pair distortion φ(a_r, b_r)."""
-        if self.distortion in ("sqeuclidean", "mahalanobis"):
+        if self._kind in ("sqeuclidean", "mahalanobis"):
             d = self._whiten(Ya - Yb)
             return (d * d).sum(1)
-        if self.distortion == "cosine":
+        if self._kind == "cosine":
             return np.maximum(1.0 - (Ya * Yb).sum(-1), 0.0)
         return _js(Ya, Yb)
 
@@ -326,7 +318,7 @@ class Centroids(NodePotentials):
         self.metric_ = None
         self._pair_root = self._roots = None
         self._logdet = 0.0
-        if self.distortion == "mahalanobis":
+        if self._kind == "mahalanobis":
             one = np.ones(d) if self.metric == "diagonal" else np.eye(d)
             self._install_metric(np.stack([one] * K) if self.per_cluster else one)
 
@@ -360,7 +352,7 @@ class Centroids(NodePotentials):
             return 0.0, (0, 0)
         if n <= EXACT_MAX_DISTORTION_NODES:
             best, pair = -1.0, (0, 1)
-            per_row = n * (Y.shape[1] if self.distortion == "kl" else 1)
+            per_row = n * (Y.shape[1] if self._kind == "kl" else 1)
             step = max(1, _BLOCK_FLOATS // per_row)
             for start in range(0, n, step):
                 block = self._block(Y[start:start + step], Y)
@@ -381,9 +373,9 @@ class Centroids(NodePotentials):
 
     def _block(self, Ya, Y):
         """All pair distortions between the rows of ``Ya`` and of ``Y``."""
-        if self.distortion in ("sqeuclidean", "mahalanobis"):
+        if self._kind in ("sqeuclidean", "mahalanobis"):
             return _sq_dist(self._whiten(Ya), self._whiten(Y))
-        if self.distortion == "cosine":
+        if self._kind == "cosine":
             return np.maximum(1.0 - Ya @ Y.T, 0.0)
         return _js(Ya[:, None, :], Y[None, :, :])
 
@@ -409,13 +401,13 @@ class Centroids(NodePotentials):
         sums = np.zeros((K, Y.shape[1]))
         np.add.at(sums, labels, counts[:, None] * Y)
         filled = mass > 0  # an empty cluster keeps its previous centroid
-        if self.distortion == "cosine":
+        if self._kind == "cosine":
             norms = np.linalg.norm(sums, axis=1)
             ok = filled & (norms > 0)
             self.centroids_[ok] = sums[ok] / norms[ok, None]
         else:
             self.centroids_[filled] = sums[filled] / mass[filled, None]
-        if self.distortion == "mahalanobis":
+        if self._kind == "mahalanobis":
             terms = _violated_terms(Y, labels, must, cannot, far_pair)
             if self.per_cluster:
                 self._update_metrics_per_cluster(Y, counts, labels, mass, terms)

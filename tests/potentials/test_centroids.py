@@ -386,10 +386,12 @@ def test_metric_that_would_overflow_is_not_taken(metric):
 
 
 def test_metric_eps_zero_is_refused():
-    with pytest.raises(InvalidParameterError, match=r"metric_eps must be > 0(\.0)?, got 0"):
-        Centroids(2, distortion="mahalanobis", metric_eps=0.0)
-    with pytest.raises(InvalidParameterError, match=r"metric_eps must be <= 1"):
-        Centroids(2, distortion="mahalanobis", metric_eps=2.0)
+    # a provider's __init__ only stores its parameters: they are checked at first use
+    P = gc.Problem.from_array(np.eye(3))
+    with pytest.raises(InvalidParameterError, match=r"metric_eps of Centroids must be > 0(\.0)?, got 0"):
+        Centroids(2, distortion="mahalanobis", metric_eps=0.0).points(P)
+    with pytest.raises(InvalidParameterError, match=r"metric_eps of Centroids must be <= 1"):
+        Centroids(2, distortion="mahalanobis", metric_eps=2.0).points(P)
 
 
 # ---------------------------------------------------------------------------- incremental path
@@ -445,20 +447,34 @@ def test_incremental_refuses_new_clusters_and_double_moves(rng):
 
 
 # ---------------------------------------------------------------------------- bad input
-def test_parameter_errors():
-    with pytest.raises(InvalidParameterError, match="distortion must be one of .*; got 'manhattan'"):
-        Centroids(2, distortion="manhattan")
-    with pytest.raises(InvalidParameterError, match="metric must be 'diagonal' or 'full', got 'low-rank'"):
-        Centroids(2, distortion="mahalanobis", metric="low-rank")
-    with pytest.raises(InvalidParameterError, match="per_cluster=True needs distortion='mahalanobis'.*'cosine'"):
-        Centroids(2, distortion="cosine", per_cluster=True)
-    with pytest.raises(InvalidParameterError, match="per_cluster must be True or False, got 'yes'"):
-        Centroids(2, distortion="mahalanobis", per_cluster="yes")
-    with pytest.raises(InvalidParameterError, match="n_clusters of Centroids must be an int >= 1, got 0"):
-        Centroids(0)
-    with pytest.raises(InvalidParameterError, match="smoothing must be >= 0"):
-        Centroids(2, distortion="kl", smoothing=-1.0)
-    assert Centroids(2, distortion="euclidean").distortion == "sqeuclidean"
+@pytest.mark.parametrize("params, match", [
+    (dict(distortion="manhattan"), "distortion of Centroids must be one of .*, got 'manhattan'"),
+    (dict(distortion="mahalanobis", metric="low-rank"), "metric of Centroids must be one of 'diagonal', 'full', "
+                                                        "got 'low-rank'"),
+    (dict(distortion="cosine", per_cluster=True), "per_cluster=True of Centroids needs distortion='mahalanobis'"
+                                                  ".*'cosine'"),
+    (dict(distortion="mahalanobis", per_cluster="yes"), "per_cluster of Centroids must be True or False, got 'yes'"),
+    (dict(n_clusters=0), "n_clusters of Centroids must be >= 1, got 0"),
+    (dict(distortion="kl", smoothing=-1.0), "smoothing of Centroids must be >= 0"),
+])
+def test_parameter_errors(params, match):
+    """Stored as given, refused by name at first use (directly or inside HMRF)."""
+    C = Centroids(**{"n_clusters": 2, **params})
+    assert C.get_params()["distortion"] == params.get("distortion", "sqeuclidean")  # stored unchanged
+    with pytest.raises(InvalidParameterError, match=match):
+        C.points(gc.Problem.from_array(np.eye(3)))
+    with pytest.raises(InvalidParameterError, match=match):
+        gc.HMRF(C).fit(np.eye(3))
+
+
+def test_euclidean_is_an_alias_of_sqeuclidean():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    P = gc.Problem.from_array(X)
+    a, b = Centroids(2, distortion="euclidean"), Centroids(2)
+    for C in (a, b):
+        C.initialize(P, X[:2], np.random.default_rng(0))
+    np.testing.assert_array_equal(a.unary(P), b.unary(P))
+    assert a.distortion == "euclidean"
 
 
 def test_seed_shape_is_checked():
@@ -504,7 +520,7 @@ def test_kl_with_zero_smoothing_and_zero_entries_stays_finite():
 
 def test_repr_and_clone():
     C = Centroids(3, distortion="mahalanobis", metric="full", per_cluster=True, metric_eps=1e-3)
-    assert repr(C) == "Centroids(3, distortion='mahalanobis', metric='full', per_cluster=True)"
+    assert repr(C) == "Centroids(n_clusters=3, distortion='mahalanobis', metric='full', per_cluster=True, metric_eps=0.001)"
     D = C.clone(n_clusters=4)
     assert D.get_params() == {**C.get_params(), "n_clusters": 4}
     assert D.metric_ is None
