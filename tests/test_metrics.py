@@ -484,3 +484,20 @@ def test_violated_mask_is_the_row_by_row_definition(rng):
     expected = [(labels[i] != labels[j]) if x > 0 else (labels[i] == labels[j]) for (i, j), x in zip(pairs, w)]
     np.testing.assert_array_equal(violated_mask(labels, pairs, w), expected)
     np.testing.assert_array_equal(constraint_violations(labels, pairs, w).violated, np.flatnonzero(expected))
+
+
+def test_cut_weights_is_the_per_cluster_cut(rng):
+    """The trusting twin COSC uses agrees with the definition edge by edge."""
+    from graphclust.metrics import cut_weights
+
+    A = sp.random(15, 15, density=0.3, random_state=0)
+    A = sp.triu(A + A.T, k=1).tocoo()
+    labels = rng.integers(0, 4, 15)
+    per, total = cut_weights(A.row, A.col, A.data, labels, 4)
+    expected = np.zeros(4)
+    for i, j, w in zip(A.row, A.col, A.data):
+        if labels[i] != labels[j]:
+            expected[labels[i]] += w
+            expected[labels[j]] += w
+    np.testing.assert_allclose(per, expected)
+    assert total == pytest.approx(expected.sum() / 2) == pytest.approx(gc.metrics.cut(A + A.T, labels))

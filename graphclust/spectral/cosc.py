@@ -31,7 +31,7 @@ from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..merge import contract
-from ..metrics import violated_mask
+from ..metrics import cut_weights, violated_mask
 from ..problem import Problem
 from .multilevel import coarsen, merge_groups
 from .onespectral import cosc_bipartition, spectral_start
@@ -586,12 +586,8 @@ def _next_chains(runs):
 
 
 def _cluster_cuts(W, labels, k=None):
-    coo = sp.coo_array(W)
-    lr, lc = labels[coo.row], labels[coo.col]
-    cross = lr != lc
-    k = int(labels.max()) + 1 if k is None else k
-    per = np.bincount(lr[cross], weights=coo.data[cross].astype(np.float64), minlength=k).astype(np.float64)
-    return per, float(coo.data[cross].sum() / 2.0)
+    upper = sp.triu(sp.coo_array(W), k=1).tocoo()
+    return cut_weights(upper.row, upper.col, upper.data.astype(np.float64), labels, k)
 
 
 def _kway_objective(W, b, labels, k):
