@@ -16,6 +16,7 @@ from numba import njit
 from .._utils import check_float, check_int, check_random_state
 from ..errors import InvalidParameterError
 from ..inference._local import REL_TOL, cheapest, improves
+from ..problem import constraint_csr
 from ._common import _check_client, _compute, _dask, _persist
 
 __all__ = ["chunked_kmeans", "ChunkedKMeansResult"]
@@ -279,11 +280,8 @@ def chunked_kmeans(X, n_clusters=None, *, init=None, lam=None, constraints=None,
         cw = np.ones(len(cons)) if constraint_weights is None else np.asarray(constraint_weights, np.float64)
         if cw.shape != (len(cons),) or np.isnan(cw).any():
             raise InvalidParameterError(f"constraint_weights must be {len(cons)} numbers (no NaN)")
-    node = np.concatenate([cons[:, 0], cons[:, 1]])
-    other = np.concatenate([cons[:, 1], cons[:, 0]])
-    wd = np.concatenate([cw, cw])
-    o = np.argsort(node, kind="stable")
-    node, other, wd = node[o], other[o], wd[o]
+    indptr, other, wd = constraint_csr(cons, cw, n)
+    node = np.repeat(np.arange(n), np.diff(indptr))  # each point once per partner, in order
     bounds = np.concatenate([[0], np.cumsum(X.chunks[0])])
     cuts = np.searchsorted(node, bounds)
     uniq_other, other_pos = np.unique(other, return_inverse=True)
