@@ -74,3 +74,21 @@ def test_set_params_rejects_unknown(estimator):
 
 def test_repr_shows_changed_params(estimator):
     assert type(estimator).__name__ in repr(estimator)
+
+
+#: estimators whose result_.history is the objective they minimise after every outer
+#: iteration (EM step or pass), ending at result_.objective
+OBJECTIVE_HISTORY = ["hmrf", "rdpmeans", "dpmeans"]
+
+
+@pytest.mark.parametrize("name", OBJECTIVE_HISTORY)
+def test_history_is_the_objective_per_iteration_and_callback_stops(name):
+    factory, _ = METHODS[name]
+    G, S = two_cliques()
+    est = factory(n_clusters=2, random_state=0)
+    est.fit(G, S)
+    assert len(est.result_.history) >= 1 and est.result_.history[-1] == est.result_.objective
+    seen = []
+    est.set_params(callback=lambda it, labels, J: seen.append((it, labels.shape, J)) or True, progress=False)
+    est.fit(G, S)
+    assert seen == [(1, (10,), est.result_.history[0])] and len(est.result_.history) == 1
