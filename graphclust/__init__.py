@@ -29,7 +29,8 @@ from .metrics import ari, nmi, pairwise_f_measure, violations
 from .problem import Problem, as_problem
 from .sideinfo import CheckReport, Conflict, SideInfo
 from .spectral import COSC, SpectralClustering
-from .rdpmeans import DPCentroids, DPMeans, RDPMeans
+from .potentials import DPCentroids
+from .rdpmeans import DPMeans, RDPMeans
 from .tvclust import TVClust
 from . import segmentation
 from .segmentation import Segmentation, segment

@@ -3,7 +3,8 @@
 from .base import NodePotentials
 from .centroids import DISTORTIONS, Centroids
 from .conjugate import CONJUGATE, DirichletMultinomial, NormalInverseGamma, NormalInverseWishart
+from .dpcentroids import DPCentroids
 from .gaussian import DiagonalGaussian
 
 __all__ = ["NodePotentials", "Centroids", "DISTORTIONS", "NormalInverseWishart", "NormalInverseGamma",
-           "DirichletMultinomial", "CONJUGATE", "DiagonalGaussian"]
+           "DirichletMultinomial", "CONJUGATE", "DiagonalGaussian", "DPCentroids"]
