@@ -77,8 +77,8 @@ def test_repr_shows_changed_params(estimator):
 
 
 #: estimators whose result_.history is the objective they minimise after every outer
-#: iteration (EM step or pass), ending at result_.objective
-OBJECTIVE_HISTORY = ["hmrf", "rdpmeans", "dpmeans"]
+#: iteration (EM step, pass, split), ending at result_.objective
+OBJECTIVE_HISTORY = ["hmrf", "rdpmeans", "dpmeans", "cosc"]
 
 
 @pytest.mark.parametrize("name", OBJECTIVE_HISTORY)
@@ -87,8 +87,21 @@ def test_history_is_the_objective_per_iteration_and_callback_stops(name):
     G, S = two_cliques()
     est = factory(n_clusters=2, random_state=0)
     est.fit(G, S)
-    assert len(est.result_.history) >= 1 and est.result_.history[-1] == est.result_.objective
+    assert len(est.result_.history) >= 1 and est.result_.history[-1] == pytest.approx(est.result_.objective)
     seen = []
     est.set_params(callback=lambda it, labels, J: seen.append((it, labels.shape, J)) or True, progress=False)
     est.fit(G, S)
     assert seen == [(1, (10,), est.result_.history[0])] and len(est.result_.history) == 1
+
+
+def test_cosc_reports_every_split_and_stops_when_asked():
+    G = nx.disjoint_union_all([nx.complete_graph(4) for _ in range(4)])
+    G.add_edges_from([(3, 4), (7, 8), (11, 12)])
+    est = gc.COSC(n_clusters=4, random_state=0).fit(G)
+    assert len(est.result_.history) == 3 and est.result_.history[-1] == pytest.approx(est.result_.objective)
+    seen = []
+    stopped = gc.COSC(n_clusters=4, random_state=0,
+                      callback=lambda step, labels, J: seen.append((step, int(labels.max()) + 1, J)) or step == 2)
+    stopped.fit(G)
+    assert [s[:2] for s in seen] == [(1, 2), (2, 3)] and stopped.n_clusters_ == 3
+    assert [s[2] for s in seen] == pytest.approx(est.result_.history[:2])

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from .._params import Boolean, Integer, Optional, Options, RandomState, Real
+from .._params import Boolean, Callable, Integer, Optional, Options, RandomState, Real
 from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
@@ -114,6 +114,11 @@ class COSC(ClusteringEstimator):
     random_state : None, int or numpy.random.Generator, default=None
     progress : bool, default=False
         Show a tqdm bar over the ``gamma`` steps.
+    callback : callable or None, default=None
+        ``callback(step, labels, objective)`` after every outer step: each split of
+        the recursive k-way partition, or the one bipartition for two clusters, with
+        the labels so far in node order and their balanced cut. Returning True stops
+        splitting (fewer clusters than asked are then returned).
 
     Attributes
     ----------
@@ -131,6 +136,7 @@ class COSC(ClusteringEstimator):
         ``start_cut`` (balanced cut of the constraint-satisfying start), ``history``
         (per ``gamma``: the ratio, violations and RatioDCA inner iterations of every
         run) and ``n_super_nodes``; multilevel runs add ``levels`` and ``refined``.
+        ``history``: the objective after every outer step (split).
 
     Notes
     -----
@@ -187,10 +193,12 @@ class COSC(ClusteringEstimator):
         "n_jobs": _check_n_jobs,
         "random_state": RandomState(),
         "progress": Boolean(),
+        "callback": Callable(),
     }
 
     def __init__(self, n_clusters=2, *, cut="ncut", mode="hard", gamma=None, n_starts=5, tol=1e-4,
-                 max_gamma_steps=12, multilevel="auto", n_jobs=None, random_state=None, progress=False):
+                 max_gamma_steps=12, multilevel="auto", n_jobs=None, random_state=None, progress=False,
+                 callback=None):
         self.n_clusters = n_clusters
         self.cut = cut
         self.mode = mode
@@ -202,6 +210,7 @@ class COSC(ClusteringEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
+        self.callback = callback
 
     # ------------------------------------------------------------------ driver
     def _check_params(self):
@@ -225,17 +234,25 @@ class COSC(ClusteringEstimator):
         W = sp.csr_array(reduced.W)
         b = reduced.vertex_weights
         pairs, cw = reduced.constraints, reduced.constraint_weights
+        history = []
+
+        def step_done(labels):
+            """An outer step ended with ``labels`` (super-nodes): record, report, ask to stop."""
+            history.append(_kway_objective(W, b, labels, int(labels.max()) + 1))
+            return self.callback is not None and bool(self.callback(len(history), lift(labels), history[-1]))
+
         if self.n_clusters == 2:
             labels, info = self._two_way(W, b, pairs, cw, reduced.nodes, rng, derive=self.mode == "hard")
+            step_done(labels)
         else:
-            labels, info = self._k_way(W, b, pairs, cw, rng)
+            labels, info = self._k_way(W, b, pairs, cw, rng, step_done)
         full = lift(labels)
         per_cut, total = _cluster_cuts(problem.W, full)
         vol = np.bincount(full, weights=b0, minlength=per_cut.size)
         objective = float(np.sum(np.divide(per_cut, vol, out=np.zeros_like(per_cut), where=vol > 0)))
         self.cut_value_ = total
         info["n_super_nodes"] = reduced.n_nodes
-        return full, ClusteringResult(objective=objective, history=info.get("objectives", []), info=info)
+        return full, ClusteringResult(objective=objective, history=history, info=info)
 
     # ------------------------------------------------------------------ k = 2
     def _two_way(self, W, b, pairs, cw, nodes, rng, derive, target=0):
@@ -475,11 +492,10 @@ class COSC(ClusteringEstimator):
         return best[1]
 
     # ------------------------------------------------------------------ k > 2
-    def _k_way(self, W, b, pairs, cw, rng):
+    def _k_way(self, W, b, pairs, cw, rng, step_done):
         n = W.shape[0]
         labels = np.zeros(n, dtype=np.int64)
         cache = {}
-        objectives = []
         info = {"splits": [], "gamma": None, "fallback": False}
         for k in range(1, self.n_clusters):
             last = k == self.n_clusters - 1
@@ -507,10 +523,10 @@ class COSC(ClusteringEstimator):
                     n_clusters=self.n_clusters,
                 )
             _, labels, c, sub, viol, obj = best
-            objectives.append(obj)
             info["splits"].append({"cluster": c, "objective": obj, "violated": viol,
                                    "gamma": sub.get("gamma"), "fallback": sub.get("fallback")})
-        info["objectives"] = objectives
+            if step_done(labels):
+                break
         return labels, info
 
     def _split(self, W, b, pairs, cw, members, n_total, rng):
