@@ -116,7 +116,7 @@ class Energy:
     # ------------------------------------------------------------------ builders
     @classmethod
     def from_problem(cls, problem, unary, *, smoothness=1.0, constraint_scale=1.0, constraint_weights=None,
-                     label_costs=None):
+                     label_costs=None, constant=0.0):
         """Energy of a :class:`~graphclust.Problem`: the given unaries, the data graph as
         attractive Potts terms ``smoothness · W_ij`` and the constraints scaled by
         ``constraint_scale`` (hard ones stay infinite).
@@ -134,6 +134,8 @@ class Energy:
             row of ``problem.constraints``): distance-scaled penalties, reliability
             weights. ``None``: the problem's own.
         label_costs : array-like of shape (n_labels,) or None
+        constant : float, default=0.0
+            Added to every labelling's energy.
 
         Examples
         --------
@@ -170,7 +172,7 @@ class Energy:
             parts_w.append(constraint_scale * constraint_weights)
         edges = np.concatenate(parts_e) if parts_e else None
         weights = np.concatenate(parts_w) if parts_w else None
-        return cls(unary, edges, weights, label_costs=label_costs)
+        return cls(unary, edges, weights, label_costs=label_costs, constant=constant)
 
     # ------------------------------------------------------------------ facts
     @property

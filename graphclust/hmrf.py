@@ -25,6 +25,7 @@ from .base import ClusteringEstimator, ClusteringResult, register_method
 from .energy import Energy
 from .errors import InvalidParameterError, TooFewClustersError
 from .inference import ENGINES, solve
+from .merge import contract
 from .potentials.base import NodePotentials
 from .potentials.centroids import Centroids
 from .seeding import farthest_first
@@ -186,8 +187,17 @@ class HMRF(ClusteringEstimator):
         must_terms = (pairs[must], weights[must]) if self.penalty == "distance" else None
         cannot_terms = (pairs[~must], -weights[~must]) if self.penalty == "distance" else None
         labels = self._initialize(problem, provider, report, rng)
-        # the E-step's problem: the data graph with the constraints the E-step sees
+        # the E-step's problem: the data graph with the constraints the E-step sees;
+        # hard must-links are merged away (contract/lift), so the engines never see an
+        # infinite attraction and work on fewer nodes
         estep = problem.with_constraints(pairs, weights)
+        merge = self._merge_hard_must_links(problem, estep)
+        if merge is not None:
+            lift = merge[0]
+            start = np.empty(lift.n_super, dtype=np.int64)
+            start[lift.mapping] = labels
+            labels = start
+            info["n_super_nodes"] = lift.n_super
 
         options = dict(self.inference_options or {})
         history, e_seconds, m_seconds, engine_runs = [], 0.0, 0.0, []
@@ -196,7 +206,7 @@ class HMRF(ClusteringEstimator):
         bar = progress_bar(self.progress, self.max_iter, "HMRF EM")
         # the energy under the current parameters: built once per iteration, used for
         # the E-step and (after the M-step changed them) for the objective
-        energy, far_pair = self._energy(problem, provider, estep)
+        energy, far_pair = self._energy(problem, provider, estep, merge)
         for it in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
             result = solve(energy, self.inference, init=labels, random_state=rng, **options)
@@ -209,15 +219,16 @@ class HMRF(ClusteringEstimator):
             engine_runs.append({"energy": result.energy, "lower_bound": result.lower_bound,
                                 "iterations": result.iterations, "seconds": result.seconds})
             t0 = time.perf_counter()
-            provider.update(problem, labels, must=must_terms, cannot=cannot_terms, far_pair=far_pair)
+            node_labels = labels if merge is None else merge[0](labels)
+            provider.update(problem, node_labels, must=must_terms, cannot=cannot_terms, far_pair=far_pair)
             m_seconds += time.perf_counter() - t0
-            energy, far_pair = self._energy(problem, provider, estep)
+            energy, far_pair = self._energy(problem, provider, estep, merge)
             J = energy.evaluate(labels) + provider.label_free_energy(problem)
             history.append(J)
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(J=f"{J:.6g}", changed=changed)
-            if self.callback is not None and self.callback(it, labels.copy(), J):
+            if self.callback is not None and self.callback(it, node_labels.copy(), J):
                 break
             if changed == 0 and abs(J_prev - J) <= self.tol * max(abs(J), 1e-300):
                 converged = True
@@ -228,7 +239,7 @@ class HMRF(ClusteringEstimator):
         self.potentials_ = provider
         info = {**info, "iterations": len(history), "converged": converged, "e_step_seconds": e_seconds,
                 "m_step_seconds": m_seconds, "engine_runs": engine_runs}
-        return labels, ClusteringResult(objective=history[-1], history=history, info=info)
+        return node_labels, ClusteringResult(objective=history[-1], history=history, info=info)
 
     # ------------------------------------------------------------------ pieces
     def _estep_constraints(self, problem, report):
@@ -317,11 +328,27 @@ class HMRF(ClusteringEstimator):
             labels[comp == h] = k
         return labels.astype(np.int64)
 
-    def _energy(self, problem, provider, estep=None):
+    def _merge_hard_must_links(self, problem, estep):
+        """``(lift, reduced E-step problem, inside)`` when hard must-links exist: their
+        components become super-nodes, the E-step constraints are mapped onto them
+        (``inside`` marks those that fall inside one), else None."""
+        if not np.isposinf(problem.constraint_weights).any():
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # soft cannot-links inside: reported as conflicts already
+            reduced, lift = contract(problem)
+        ends = np.sort(lift.mapping[estep.constraints], axis=1)
+        inside = ends[:, 0] == ends[:, 1]
+        return lift, reduced.with_constraints(ends[~inside], estep.constraint_weights[~inside]), inside
+
+    def _energy(self, problem, provider, estep=None, merge=None):
         """The E-step energy under the provider's current parameters: its unaries, the
         data graph times ``smoothness`` and the constraints of ``estep`` (``problem``
         with the E-step's constraints; ``problem`` itself by default), distance-scaled
-        with ``penalty="distance"``."""
+        with ``penalty="distance"``. With ``merge`` (see :meth:`_merge_hard_must_links`)
+        the energy is over the super-nodes: the members' unaries summed, constraints
+        between super-nodes kept, those inside one a constant (a cannot-link there is
+        always violated, a must-link always kept); its value is the same."""
         estep = problem if estep is None else estep
         U = provider.unary(problem)
         far_pair = None
@@ -332,7 +359,12 @@ class HMRF(ClusteringEstimator):
             w = np.where(weights > 0, weights * phi, weights * np.maximum(phi_max - phi, 0.0))
             # inf * 0 (identical points) means "hard, but free here": keep it hard
             weights = np.where(np.isnan(w), weights, w)
-        return Energy.from_problem(estep, U, smoothness=self.smoothness, constraint_weights=weights), far_pair
+        if merge is None:
+            return Energy.from_problem(estep, U, smoothness=self.smoothness, constraint_weights=weights), far_pair
+        lift, reduced, inside = merge
+        constant = float(-weights[inside & (weights < 0)].sum())
+        return Energy.from_problem(reduced, lift.aggregate(U), smoothness=self.smoothness,
+                                   constraint_weights=weights[~inside], constant=constant), far_pair
 
 
 def _dist_to(provider, Y, c):

@@ -487,3 +487,30 @@ def test_cli_cluster_with_hmrf_and_bp(tmp_path, capsys):
     H, _ = gc.read_graphml(out)
     labels = [H.nodes[u]["cluster"] for u in sorted(H.nodes, key=int)]
     assert gc.ari(y, labels) == 1.0
+
+
+def test_hard_must_links_are_merged_and_the_objective_is_the_original_energy(global_random_seed):
+    """Hard must-links go through contract/lift: the engine sees one node per
+    component, the answer keeps them, and J is the energy of the original problem."""
+    rng = np.random.default_rng(global_random_seed)
+    X = np.concatenate([rng.normal(0, 1, (7, 2)), rng.normal(3, 1, (7, 2))])
+    S = gc.SideInfo([(0, 9, np.inf), (9, 3, np.inf), (4, 12, np.inf), (1, 13, -2.0), (2, 5, 1.5), (0, 12, -1.0),
+                     (0, 3, -0.5)])  # a soft cannot-link inside a hard component: always violated
+    problem = gc.Problem.from_array(X, S)
+    for penalty in ("distance", "constant"):
+        with pytest.warns(UserWarning, match="soft cannot-link"):
+            est = gc.HMRF(Centroids(2), inference="brute-force", penalty=penalty, use_closure=False,
+                          random_state=0).fit(problem)
+        z = est.labels_
+        assert z[0] == z[9] == z[3] and z[4] == z[12]
+        assert est.result_.info["n_super_nodes"] == 11  # 14 nodes, two components of 3 and 2
+        unmerged = gc.HMRF(Centroids(2), penalty=penalty, use_closure=False)
+        energy, _ = unmerged._energy(problem, est.potentials_)
+        assert est.result_.objective == pytest.approx(energy.evaluate(z), rel=1e-12)
+        # the brute-force E-step on 11 super-nodes is exact: no labelling of the
+        # original nodes that keeps the hard must-links has a lower energy
+        Z = np.array(list(itertools.product(range(2), repeat=11)))
+        with pytest.warns(UserWarning, match="always be violated"):
+            _, lift = gc.contract(problem)
+        best = min(energy.evaluate(lift(zr)) for zr in Z)
+        assert energy.evaluate(z) <= best + 1e-9
