@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import graphclust as gc
-from graphclust.dcp import _partition_logdet, _se_kernel, _singleton_items, _Store
+from graphclust.potentials.dcp import _partition_logdet, _se_kernel, _singleton_items, _Store
 from graphclust.errors import InfeasibleConstraintsError, InvalidFeaturesError, InvalidParameterError
 
 
@@ -47,7 +47,7 @@ def test_incremental_scores_equal_logdet_differences(rng):
     st = _Store(K, iptr, inodes, 1e-6)
     labels = rng.integers(0, 3, 14)
     st.set_labels(labels)
-    from graphclust.dcp import _append, _node_scores, _remove_node
+    from graphclust.potentials.dcp import _append, _node_scores, _remove_node
 
     for _ in range(300):
         i = int(rng.integers(14))

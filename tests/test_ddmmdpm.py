@@ -9,7 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 import graphclust as gc
-from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials, _pa_step
+from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials
+from graphclust.potentials.ddmmdpm import _pa_step
 from graphclust.errors import (
     InfeasibleConstraintsError,
     InvalidFeaturesError,

@@ -3,6 +3,8 @@
 from .base import NodePotentials
 from .centroids import DISTORTIONS, Centroids
 from .conjugate import CONJUGATE, DirichletMultinomial, NormalInverseGamma, NormalInverseWishart
+from .dcp import DCPKernel
+from .ddmmdpm import DDMMDPMPotentials
 
 __all__ = ["NodePotentials", "Centroids", "DISTORTIONS", "NormalInverseWishart", "NormalInverseGamma",
-           "DirichletMultinomial", "CONJUGATE"]
+           "DirichletMultinomial", "CONJUGATE", "DCPKernel", "DDMMDPMPotentials"]

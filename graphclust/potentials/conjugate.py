@@ -38,6 +38,7 @@ way: it forms its own blocks from the original points and keeps their scatter.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,6 +47,7 @@ from scipy.special import gammaln
 
 from .._utils import check_float
 from ..errors import InvalidFeaturesError, InvalidParameterError
+from ..inference.gibbs import register_provider
 from .base import NodePotentials, check_features, check_n_clusters
 from .centroids import _js, _sq_dist
 
@@ -423,6 +425,105 @@ def _unary(kind, n_slots, model, cl, items, scratch, z, out):
             out[u, k] = row[k]
 
 
+
+# ============================================================================ Gibbs engine
+class ConjugateGibbsState(NamedTuple):
+    """What the Gibbs engine (:mod:`graphclust.inference.gibbs`) reads of a conjugate
+    provider: the kernels' tuples and the log DP concentration (the CRP prior)."""
+
+    kind: int
+    model: tuple
+    cl: tuple
+    items: tuple
+    scratch: tuple
+    log_alpha: float
+
+
+@njit(cache=True)
+def _crp_log(nk, mu):
+    """``log Γ(n_k + m) − log Γ(n_k)``: ``m`` points joining a cluster of ``n_k``."""
+    return math.log(nk) if mu == 1.0 else math.lgamma(nk + mu) - math.lgamma(nk)
+
+
+@njit(cache=True)
+def _gibbs_remove(ps, u, k, z):
+    if not _remove(ps.kind, u, k, ps.model, ps.cl, ps.items, ps.scratch):
+        _rebuild_slot(ps.kind, k, ps.model, ps.cl, ps.items, ps.scratch, z)
+
+
+@njit(cache=True)
+def _gibbs_begin(ps, u, z, active, n_active, pos, died):
+    pass
+
+
+@njit(cache=True)
+def _gibbs_score(ps, u, k):
+    """CRP weight times the collapsed predictive of item ``u`` in slot ``k``."""
+    return _crp_log(ps.cl[0][k], ps.items[0][u]) + _log_pred(ps.kind, u, k, ps.model, ps.cl, ps.items, ps.scratch)
+
+
+@njit(cache=True)
+def _gibbs_score_new(ps, u):
+    """``α Γ(m)`` times the prior predictive (a block of ``m`` points opening a cluster)."""
+    mu = ps.items[0][u]
+    return ps.log_alpha + (0.0 if mu == 1.0 else math.lgamma(mu)) + _log_pred(ps.kind, u, PRIOR_SLOT, ps.model,
+                                                                              ps.cl, ps.items, ps.scratch)
+
+
+@njit(cache=True)
+def _gibbs_add(ps, u, k, new, active, n_active):
+    _add(ps.kind, u, k, ps.model, ps.cl, ps.items, ps.scratch)
+
+
+@njit(cache=True)
+def _gibbs_reset(ps, k):
+    _reset_slot(k, ps.cl)
+
+
+@njit(cache=True)
+def _gibbs_copy(ps, src, dst):
+    _copy_slot(src, dst, ps.cl)
+
+
+@njit(cache=True)
+def _gibbs_split_delta(ps, si, sj, sm):
+    """``log π(split) − log π(merged)`` under the CRP and the marginal likelihoods."""
+    cn = ps.cl[0]
+    return (ps.log_alpha + math.lgamma(cn[si]) + math.lgamma(cn[sj]) - math.lgamma(cn[sm])
+            + _log_marginal(ps.kind, si, ps.model, ps.cl) + _log_marginal(ps.kind, sj, ps.model, ps.cl)
+            - _log_marginal(ps.kind, sm, ps.model, ps.cl))
+
+
+register_provider(ConjugateGibbsState, remove=_gibbs_remove, begin=_gibbs_begin, score=_gibbs_score,
+                  score_new=_gibbs_score_new, add=_gibbs_add, reset=_gibbs_reset, copy=_gibbs_copy,
+                  split_delta=_gibbs_split_delta, cache=True)
+
+
+class GibbsStatistics:
+    """Cluster statistics of one Gibbs chain in slots (slot 0: the prior, slot 1:
+    scratch, clusters from slot 2), as the engine's ``GibbsChain`` wants its
+    provider: ``state``, ``grow(capacity)``, ``build(z)``."""
+
+    first_slot = FIRST_SLOT
+    scratch_slot = SCRATCH_SLOT
+
+    def __init__(self, provider, model, items, scratch, capacity):
+        self.kind = int(provider.kind)
+        self.model, self.items, self.scratch = model, items, scratch
+        self.cl = provider._empty(model, capacity)
+        self.log_alpha = 0.0
+
+    @property
+    def state(self):
+        return ConjugateGibbsState(self.kind, self.model, self.cl, self.items, self.scratch, float(self.log_alpha))
+
+    def grow(self, capacity):
+        self.cl = _grow(self.cl, capacity)
+
+    def build(self, z):
+        _build(self.kind, self.model, self.cl, self.items, self.scratch, z)
+
+
 # ============================================================================ providers
 class _Conjugate(NodePotentials):
     """Shared machinery of the conjugate providers (see the module docstring)."""
@@ -511,6 +612,11 @@ class _Conjugate(NodePotentials):
         d = X.shape[1]
         scratch = (np.zeros((d, d)), np.zeros(d))
         return model, items, scratch
+
+    def gibbs_statistics(self, model, items, scratch, capacity):
+        """Cluster statistics for the Gibbs engine (``model, items, scratch`` from
+        ``_setup``), ``capacity`` slots to start with."""
+        return GibbsStatistics(self, model, items, scratch, capacity)
 
     # ------------------------------------------------------------------ incremental
     def start(self, problem, labels):

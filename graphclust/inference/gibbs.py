@@ -1,0 +1,482 @@
+"""Collapsed Gibbs sampling over cluster assignments: one engine for every sampler.
+
+The engine moves *items* (a node, or nodes joined by hard must-links) between cluster
+*slots*. For each item in a given order it takes the item out of its cluster, scores
+it against every occupied cluster and a new one, draws the new cluster and puts the
+item back:
+
+.. math::
+
+    P(z_u = k \\mid \\cdot) \\propto \\exp\\big(\\text{score}(u, k) + \\textstyle\\sum_{v \\sim u,\\, z_v = k} w_{uv}\\big),
+    \\qquad P(z_u = \\text{new} \\mid \\cdot) \\propto \\exp(\\text{score\\_new}(u))
+
+where ``score`` is the provider's prior times likelihood (CRP and a collapsed
+predictive for TVClust, a Gram determinant for DCP, a distance-dependent prior and a
+max-margin scorer for dd-MMDPM) and ``w_uv`` the signed side-information terms
+(may-link / may-not-link log-odds; ``-inf``, a hard cannot-link, forbids the
+cluster). Emptied slots go back to a free stack and are reused, lowest first.
+Sequentially-allocated split–merge moves (Dahl 2005) run for providers that give
+the three extra hooks.
+
+**Providers.** A provider keeps its cluster statistics in a :class:`typing.NamedTuple`
+of arrays (its *state*) and registers, for that class, a handful of numba functions
+(:func:`register_provider`); the engine's kernels call them through small generic
+hooks resolved at compile time from the state's class, so numba compiles one
+specialised kernel per provider, with no indirect calls, and caches it on disk.
+``docs/gibbs.md`` shows a provider written from scratch.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from .._sampling import release_slot, sample_log_weights
+from ..errors import InvalidParameterError
+
+__all__ = ["register_provider", "GibbsChain", "HOOKS", "SPLIT_MERGE_HOOKS"]
+
+#: hooks every provider gives: ``remove(ps, u, k, z)``, ``begin(ps, u, z, active,
+#: n_active, pos, died)``, ``score(ps, u, k)``, ``score_new(ps, u)``, ``add(ps, u, k, new,
+#: active, n_active)``
+HOOKS = ("remove", "begin", "score", "score_new", "add")
+#: hooks that enable split–merge moves: ``reset(ps, k)``, ``copy(ps, src, dst)``,
+#: ``split_delta(ps, k1, k2, k_merged)``
+SPLIT_MERGE_HOOKS = ("reset", "copy", "split_delta")
+
+#: state class -> {"hooks": {name: dispatcher}, "cache": bool}
+_PROVIDERS = {}
+
+
+def register_provider(state_class, *, remove, begin, score, score_new, add, reset=None, copy=None,
+                      split_delta=None, cache=False):
+    """Make the Gibbs engine sample with the provider whose state is ``state_class``.
+
+    Parameters
+    ----------
+    state_class : typing.NamedTuple subclass
+        The class of the provider's state (arrays and scalars numba can type). Each
+        provider needs its own class: the engine is specialised on it.
+    remove, begin, score, score_new, add : numba-jitted functions
+        ``remove(ps, u, k, z)``: take item ``u`` out of slot ``k`` (``z[u]`` is already
+        ``-1``). ``begin(ps, u, z, active, n_active, pos, died)``: anything to do once per
+        item before scoring (``died``: the slot ``u`` left if it emptied, else -1;
+        ``pos``: the position in the sweep's order). ``score(ps, u, k)``: log weight of
+        ``u`` joining slot ``k`` (prior and likelihood). ``score_new(ps, u)``: log weight
+        of a new cluster. ``add(ps, u, k, new, active, n_active)``: put ``u`` into slot
+        ``k`` (``new``: the slot was just opened, and is already in ``active``).
+    reset, copy, split_delta : numba-jitted functions, optional
+        For split–merge moves: ``reset(ps, k)`` empties slot ``k``; ``copy(ps, src,
+        dst)`` copies slot statistics; ``split_delta(ps, k1, k2, km)`` is
+        ``log π(split into k1, k2) − log π(merged km)`` without side information.
+    cache : bool, default=False
+        Let the engine's kernels for this provider go into numba's on-disk cache.
+        Only for a class importable in every process that shares the cache
+        (``NUMBA_CACHE_DIR``): numba unpickles every cached signature, so an entry for
+        a class that a later process cannot import breaks the engine there.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``state_class`` is not a NamedTuple class, or a hook is not a numba function.
+    """
+    if not (isinstance(state_class, type) and issubclass(state_class, tuple) and hasattr(state_class, "_fields")):
+        raise InvalidParameterError(f"state_class must be a typing.NamedTuple subclass, got {state_class!r}")
+    hooks = {"remove": remove, "begin": begin, "score": score, "score_new": score_new, "add": add,
+             "reset": reset, "copy": copy, "split_delta": split_delta}
+    for name, fn in hooks.items():
+        if fn is not None and not hasattr(fn, "py_func"):
+            raise InvalidParameterError(f"hook {name!r} of {state_class.__name__} must be a numba-jitted function "
+                                        f"(numba.njit), got {type(fn).__name__}")
+    _PROVIDERS[state_class] = {"hooks": hooks, "cache": bool(cache)}
+
+
+def _entry(state):
+    try:
+        return _PROVIDERS[type(state)]
+    except KeyError:
+        raise InvalidParameterError(
+            f"{type(state).__name__} is not a registered Gibbs provider state; call "
+            "graphclust.inference.gibbs.register_provider first"
+        ) from None
+
+
+def _hook(name):
+    """A generic function that resolves, at compile time, to the hook ``name`` of the
+    provider whose state class types its first argument."""
+
+    def hook(ps, *args):  # pragma: no cover - only ever compiled
+        raise NotImplementedError(f"the Gibbs hook {name!r} runs inside numba kernels only")
+
+    hook.__name__ = hook.__qualname__ = f"gibbs_{name}"
+
+    @overload(hook)
+    def _resolve(ps, *args):
+        if isinstance(ps, types.BaseNamedTuple):
+            entry = _PROVIDERS.get(ps.instance_class)
+            fn = None if entry is None else entry["hooks"][name]
+            if fn is not None:
+                def impl(ps, *args):
+                    return fn(ps, *args)
+                return impl
+        return None
+
+    return hook
+
+
+_remove = _hook("remove")
+_begin = _hook("begin")
+_score = _hook("score")
+_score_new = _hook("score_new")
+_add = _hook("add")
+_reset = _hook("reset")
+_copy = _hook("copy")
+_split_delta = _hook("split_delta")
+
+
+# ============================================================================ kernels
+def _sweep_impl(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book, active, where, free, side,
+                logw):  # pragma: no cover - compiled
+    """One Gibbs sweep over the items in ``order`` from position ``start``.
+
+    ``z[u]``: slot of item ``u`` (``-1``: not placed yet, as in a sequential start);
+    ``count[k]``: items in slot ``k``. ``(adj_ptr, adj_idx, adj_w)``: the item-level
+    side information in CSR form, ``adj_w`` the signed log weight a partner in a
+    cluster adds to it (``-inf``: hard cannot-link). ``active[:book[0]]`` lists the
+    occupied slots (``where`` is its inverse), ``free[:book[1]]`` the free ones (a
+    stack). Returns the position reached: ``len(order)``, or earlier when no free slot
+    is left for the new-cluster option (the caller grows the slots and resumes; the
+    item at that position is already out of its cluster).
+    """
+    n = order.shape[0]
+    n_active = book[0]
+    n_free = book[1]
+    for pos in range(start, n):
+        u = order[pos]
+        k_old = z[u]
+        died = -1
+        if k_old >= 0:
+            z[u] = -1
+            _remove(ps, u, k_old, z)
+            count[k_old] -= 1
+            if count[k_old] == 0:  # the cluster is gone: its slot returns to the free list
+                n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
+                died = k_old
+        if n_free == 0:
+            book[0] = n_active
+            book[1] = n_free
+            return pos
+        _begin(ps, u, z, active, n_active, pos, died)
+        # side information: the signed weights of u's partners, per cluster
+        for e in range(adj_ptr[u], adj_ptr[u + 1]):
+            kv = z[adj_idx[e]]
+            if kv >= 0:
+                side[kv] += adj_w[e]
+        top = -np.inf
+        for a in range(n_active):
+            k = active[a]
+            s = side[k]
+            if s == -np.inf:
+                logw[a] = -np.inf
+                continue
+            v = _score(ps, u, k) + s
+            logw[a] = v
+            if v > top:
+                top = v
+        v = _score_new(ps, u)
+        logw[n_active] = v
+        if v > top:
+            top = v
+        choice = sample_log_weights(logw, n_active + 1, top, unif[pos])
+        for e in range(adj_ptr[u], adj_ptr[u + 1]):
+            kv = z[adj_idx[e]]
+            if kv >= 0:
+                side[kv] = 0.0
+        new = choice == n_active
+        if new:
+            n_free -= 1
+            k = free[n_free]
+            active[n_active] = k
+            where[k] = n_active
+            n_active += 1
+        else:
+            k = active[choice]
+        z[u] = k
+        count[k] += 1
+        _add(ps, u, k, new, active, n_active)
+    book[0] = n_active
+    book[1] = n_free
+    return n
+
+
+def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, book, active, where, free, tmp,
+                      members, scratch):  # pragma: no cover - compiled
+    """Sequentially-allocated split–merge moves (Dahl 2005), Metropolis–Hastings.
+
+    Two distinct items ``i, j`` are drawn. If they share a cluster ``S``, a split is
+    proposed: ``i`` and ``j`` seed two new clusters and the other members of ``S`` are
+    allocated one at a time, in random order, in proportion to ``score`` and the side
+    information given the members allocated so far. If they are in different clusters,
+    their merge is proposed, and the probability of the reverse split is the product
+    of the same allocation probabilities for the current assignment. Acceptance uses
+    ``split_delta`` and the side information of the pairs the split separates. Uses
+    numba's generator seeded with ``seed``; needs two free slots and the provider's
+    ``scratch`` slot. Returns the number of accepted moves.
+    """
+    np.random.seed(seed)
+    n = z.shape[0]
+    accepted = 0
+    for attempt in range(n_attempts):
+        if n < 2 or book[1] < 2:
+            break
+        i = np.random.randint(n)
+        j = np.random.randint(n - 1)
+        if j >= i:
+            j += 1
+        ki = z[i]
+        kj = z[j]
+        split = ki == kj
+        ms = 0
+        for u in range(n):
+            if u != i and u != j and (z[u] == ki or z[u] == kj):
+                members[ms] = u
+                ms += 1
+        for a in range(ms - 1, 0, -1):
+            b = np.random.randint(a + 1)
+            t = members[a]
+            members[a] = members[b]
+            members[b] = t
+        nf = book[1]
+        si = free[nf - 1]
+        sj = free[nf - 2]
+        _reset(ps, si)
+        _reset(ps, sj)
+        _add(ps, i, si, False, active, book[0])
+        _add(ps, j, sj, False, active, book[0])
+        tmp[i] = 1
+        tmp[j] = 2
+        logq = 0.0
+        n_j = 1
+        for a in range(ms):
+            u = members[a]
+            side_i = 0.0
+            side_j = 0.0
+            for e in range(adj_ptr[u], adj_ptr[u + 1]):
+                t = tmp[adj_idx[e]]
+                if t > 0:
+                    if t == 1:
+                        side_i += adj_w[e]
+                    else:
+                        side_j += adj_w[e]
+            li = _score(ps, u, si) + side_i
+            lj = _score(ps, u, sj) + side_j
+            top = max(li, lj)
+            if top == -np.inf:
+                log_pi, log_pj = -np.inf, -np.inf
+            else:
+                lse = top + math.log(math.exp(li - top) + math.exp(lj - top))
+                log_pi, log_pj = li - lse, lj - lse
+            if split:
+                go_i = np.random.random() < math.exp(log_pi)
+            else:
+                go_i = z[u] == ki
+            if go_i:
+                logq += log_pi
+                _add(ps, u, si, False, active, book[0])
+                tmp[u] = 1
+            else:
+                logq += log_pj
+                _add(ps, u, sj, False, active, book[0])
+                tmp[u] = 2
+                n_j += 1
+        # pairs that the split separates, and the merged cluster built from scratch
+        cross = 0.0
+        hard = False
+        _copy(ps, si, scratch)
+        for a in range(ms + 2):
+            u = i if a == ms else (j if a == ms + 1 else members[a])
+            if tmp[u] == 2:
+                _add(ps, u, scratch, False, active, book[0])
+            for e in range(adj_ptr[u], adj_ptr[u + 1]):
+                t = tmp[adj_idx[e]]
+                if t > 0 and t != tmp[u]:
+                    if adj_w[e] == -np.inf:
+                        hard = True
+                    else:
+                        cross += adj_w[e]
+        cross *= 0.5
+        # log π(split) − log π(merged)
+        delta = _split_delta(ps, si, sj, scratch) - cross
+        if split:
+            if math.log(np.random.random()) < delta - logq:
+                _copy(ps, si, ki)
+                free[nf - 2] = si  # sj leaves the free list, si stays on it
+                book[1] = nf - 1
+                active[book[0]] = sj
+                where[sj] = book[0]
+                book[0] += 1
+                for a in range(ms + 2):
+                    u = i if a == ms else (j if a == ms + 1 else members[a])
+                    if tmp[u] == 2:
+                        z[u] = sj
+                count[sj] = n_j
+                count[ki] -= n_j
+                _reset(ps, si)
+                accepted += 1
+            else:
+                _reset(ps, si)
+                _reset(ps, sj)
+        else:
+            if not hard and math.log(np.random.random()) < logq - delta:
+                _copy(ps, scratch, ki)
+                for a in range(ms + 2):
+                    u = i if a == ms else (j if a == ms + 1 else members[a])
+                    if tmp[u] == 2:
+                        z[u] = ki
+                a = where[kj]
+                last = active[book[0] - 1]
+                active[a] = last
+                where[last] = a
+                book[0] -= 1
+                _reset(ps, kj)
+                count[ki] += count[kj]
+                count[kj] = 0
+                free[nf] = kj
+                book[1] = nf + 1
+                accepted += 1
+            _reset(ps, si)
+            _reset(ps, sj)
+        for a in range(ms + 2):
+            u = i if a == ms else (j if a == ms + 1 else members[a])
+            tmp[u] = 0
+    return accepted
+
+
+# one kernel that numba caches on disk (package providers) and one that it never writes
+# (providers defined elsewhere, e.g. in tests: see register_provider's ``cache``)
+_KERNELS = {
+    True: (njit(cache=True)(_sweep_impl), njit(cache=True)(_split_merge_impl)),
+    False: (njit(_sweep_impl), njit(_split_merge_impl)),
+}
+
+
+# ============================================================================ chain
+class GibbsChain:
+    """The assignment state of one chain: item labels, items per slot, the active and
+    free slot lists and the kernels' scratch space; the cluster statistics stay with
+    the provider.
+
+    Parameters
+    ----------
+    provider : object
+        Has ``state`` (an instance of a registered state class, read before every
+        kernel call) and, when slots can run out, ``grow(capacity)`` (enlarge the
+        state to ``capacity`` slots); ``build(z)`` (statistics from scratch for slot
+        labels ``z``) is called by :meth:`set_labels`.
+    n_items : int
+        Number of items.
+    capacity : int
+        Number of slots to start with (``first_slot`` of them are the provider's own,
+        never handed out: e.g. a prior or scratch slot).
+    first_slot : int, default=0
+    """
+
+    def __init__(self, provider, n_items, capacity, first_slot=0):
+        self.provider = provider
+        self.first_slot = int(first_slot)
+        self.z = np.full(n_items, -1, dtype=np.int64)
+        self.book = np.zeros(2, dtype=np.int64)
+        self.tmp = None
+        self.members = None
+        self.active = np.zeros(capacity, dtype=np.int64)
+        self.where = np.zeros(capacity, dtype=np.int64)
+        self.count = np.zeros(capacity, dtype=np.int64)
+        # a stack: the lowest free slot is on top (last)
+        self.free = np.zeros(capacity, dtype=np.int64)
+        slots = np.arange(capacity - 1, self.first_slot - 1, -1)
+        self.free[:len(slots)] = slots
+        self.book[1] = len(slots)
+        self.side = np.zeros(capacity)
+        self.logw = np.zeros(capacity + 1)
+
+    @property
+    def capacity(self):
+        return len(self.active)
+
+    @property
+    def n_clusters(self):
+        return int(self.book[0])
+
+    def grow(self):
+        """Double the number of slots (the provider's state first)."""
+        old = self.capacity
+        capacity = 2 * old
+        self.provider.grow(capacity)
+        for name in ("active", "where", "count", "free"):
+            arr = np.zeros(capacity, dtype=np.int64)
+            arr[:old] = getattr(self, name)
+            setattr(self, name, arr)
+        n_free = self.book[1]
+        new = np.arange(capacity - 1, old - 1, -1)
+        # new slots go under the existing free ones, so lower slots are reused first
+        self.free[len(new):len(new) + n_free] = self.free[:n_free].copy()
+        self.free[:len(new)] = new
+        self.book[1] = n_free + len(new)
+        self.side = np.zeros(capacity)
+        self.logw = np.zeros(capacity + 1)
+
+    def set_labels(self, labels):
+        """Start from ``labels`` (``0..K-1`` per item, ``-1``: not placed): label ``k``
+        goes to slot ``first_slot + k``, then the provider builds its statistics."""
+        labels = np.asarray(labels, dtype=np.int64)
+        placed = labels >= 0
+        need = self.first_slot + (int(labels.max()) + 1 if placed.any() else 0)
+        while self.capacity < need:  # the sweep grows the slots when a new cluster needs one
+            self.grow()
+        self.z = np.where(placed, labels + self.first_slot, -1).astype(np.int64)
+        used = np.unique(self.z[placed])
+        self.count[:] = np.bincount(self.z[placed], minlength=self.capacity)
+        self.active[:len(used)] = used
+        self.where[used] = np.arange(len(used))
+        free = np.setdiff1d(np.arange(self.first_slot, self.capacity), used)[::-1]
+        self.free[:len(free)] = free
+        self.book[:] = (len(used), len(free))
+        self.provider.build(self.z)
+
+    def sweep(self, order, unif, adj):
+        """One sweep over the items in ``order`` with uniform draws ``unif`` (one per
+        position); ``adj = (ptr, idx, w)`` the signed side information (CSR over
+        items, ``w`` the log weight, ``-inf`` a hard cannot-link)."""
+        pos = 0
+        while True:
+            state = self.provider.state
+            sweep = _KERNELS[_entry(state)["cache"]][0]
+            pos = sweep(state, self.z, self.count, adj[0], adj[1], adj[2], order, unif, pos, self.book,
+                        self.active, self.where, self.free, self.side, self.logw)
+            if pos >= len(order):
+                return
+            self.grow()
+
+    def split_merge(self, adj, n_attempts, seed, scratch):
+        """``n_attempts`` split–merge proposals (the provider must give the split–merge
+        hooks; ``scratch``: a slot of its own the kernel may overwrite). Returns the
+        number accepted."""
+        while self.book[1] < n_attempts + 1:  # every accepted split takes one slot
+            self.grow()
+        if self.tmp is None:
+            self.tmp = np.zeros(len(self.z), dtype=np.int8)
+            self.members = np.zeros(len(self.z), dtype=np.int64)
+        state = self.provider.state
+        entry = _entry(state)
+        missing = [h for h in SPLIT_MERGE_HOOKS if entry["hooks"][h] is None]
+        if missing:
+            raise InvalidParameterError(f"{type(state).__name__} has no split-merge hooks ({', '.join(missing)})")
+        kernel = _KERNELS[entry["cache"]][1]
+        return kernel(state, self.z, self.count, adj[0], adj[1], adj[2], int(n_attempts), int(seed), self.book,
+                      self.active, self.where, self.free, self.tmp, self.members, int(scratch))
+
+
+def no_side_information(n_items):
+    """An empty item-level side-information CSR ``(ptr, idx, w)``."""
+    return np.zeros(n_items + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
