@@ -342,6 +342,7 @@ class TVClust(BayesianClusteringEstimator):
             signed = adj_w * np.where(adj_kind == 0, lp, lq)
             signed[adj_kind == 2] = -np.inf
             return ptr, adj_idx, signed
+
         w_ml, w_cl = sw * s_ml, sw * ~s_ml
 
         init = None

@@ -27,11 +27,14 @@ specialised kernel per provider, with no indirect calls, and caches it on disk.
 """
 
 import math
+import os
 
 import numpy as np
 from numba import njit, types
+from numba.core.caching import FunctionCache
 from numba.extending import overload
 
+from .. import _sampling
 from .._sampling import release_slot, sample_log_weights
 from ..errors import InvalidParameterError
 
@@ -353,10 +356,39 @@ def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, b
     return accepted
 
 
+def _source_stamp():
+    """``(file, mtime, size)`` of every module whose code the cached kernels compile in:
+    the hooks of the providers registered with ``cache=True`` and the shared sampling
+    helpers. numba checks only the kernel's own file, so without this an edited
+    provider would keep running from a stale cache."""
+    files = {_sampling.__file__}
+    for entry in _PROVIDERS.values():
+        if entry["cache"]:
+            files.update(fn.py_func.__code__.co_filename for fn in entry["hooks"].values() if fn is not None)
+    stamp = []
+    for f in sorted(files):
+        st = os.stat(f)
+        stamp.append((f, st.st_mtime, st.st_size))
+    return tuple(stamp)
+
+
+class _EngineCache(FunctionCache):
+    """numba's cache of a kernel, keyed also by :func:`_source_stamp`."""
+
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + (_source_stamp(),)
+
+
+def _cached(py_func):
+    kernel = njit(cache=True)(py_func)
+    kernel._cache = _EngineCache(py_func)
+    return kernel
+
+
 # one kernel that numba caches on disk (package providers) and one that it never writes
 # (providers defined elsewhere, e.g. in tests: see register_provider's ``cache``)
 _KERNELS = {
-    True: (njit(cache=True)(_sweep_impl), njit(cache=True)(_split_merge_impl)),
+    True: (_cached(_sweep_impl), _cached(_split_merge_impl)),
     False: (njit(_sweep_impl), njit(_split_merge_impl)),
 }
 
