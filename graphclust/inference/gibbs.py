@@ -20,19 +20,22 @@ the three extra hooks.
 
 **Providers.** A provider keeps its cluster statistics in a :class:`typing.NamedTuple`
 of arrays (its *state*) and registers, for that class, a handful of numba functions
-(:func:`register_provider`); the engine's kernels call them through small generic
-hooks resolved at compile time from the state's class, so numba compiles one
-specialised kernel per provider, with no indirect calls, and caches it on disk.
-``docs/gibbs.md`` shows a provider written from scratch.
+(:func:`register_provider`). The engine's kernels receive those functions as a tuple
+argument: numba types each jitted function by identity, so it compiles one
+specialised kernel per provider with direct calls (as fast as a hand-written sweep),
+and the functions get stable identifiers so that the kernels load from numba's disk
+cache in later processes. ``docs/gibbs.md`` shows a provider written from scratch.
 """
 
 import math
 import os
+import warnings
 
 import numpy as np
-from numba import njit, types
+from numba import njit
+from numba._dispatcher import compute_fingerprint
 from numba.core.caching import FunctionCache
-from numba.extending import overload
+from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from .. import _sampling
 from .._sampling import release_slot, sample_log_weights
@@ -40,20 +43,19 @@ from ..errors import InvalidParameterError
 
 __all__ = ["register_provider", "GibbsChain", "HOOKS", "SPLIT_MERGE_HOOKS"]
 
-#: hooks every provider gives: ``remove(ps, u, k, z)``, ``begin(ps, u, z, active,
-#: n_active, pos, died)``, ``score(ps, u, k)``, ``score_new(ps, u)``, ``add(ps, u, k, new,
-#: active, n_active)``
-HOOKS = ("remove", "begin", "score", "score_new", "add")
-#: hooks that enable split–merge moves: ``reset(ps, k)``, ``copy(ps, src, dst)``,
-#: ``split_delta(ps, k1, k2, k_merged)``
-SPLIT_MERGE_HOOKS = ("reset", "copy", "split_delta")
+#: hooks every provider gives: ``remove(ps, u, k, z)``, ``scores(ps, u, z, active, n_active,
+#: pos, died, out)``, ``add(ps, u, k, new, active, n_active)``
+HOOKS = ("remove", "scores", "add")
+#: hooks that enable split–merge moves: ``score(ps, u, k)``, ``reset(ps, k)``,
+#: ``copy(ps, src, dst)``, ``split_delta(ps, k1, k2, k_merged)``
+SPLIT_MERGE_HOOKS = ("score", "reset", "copy", "split_delta")
 
 #: state class -> {"hooks": {name: dispatcher}, "cache": bool}
 _PROVIDERS = {}
 
 
-def register_provider(state_class, *, remove, begin, score, score_new, add, reset=None, copy=None,
-                      split_delta=None, cache=False):
+def register_provider(state_class, *, remove, scores, add, score=None, reset=None, copy=None, split_delta=None,
+                      cache=False):
     """Make the Gibbs engine sample with the provider whose state is ``state_class``.
 
     Parameters
@@ -61,18 +63,21 @@ def register_provider(state_class, *, remove, begin, score, score_new, add, rese
     state_class : typing.NamedTuple subclass
         The class of the provider's state (arrays and scalars numba can type). Each
         provider needs its own class: the engine is specialised on it.
-    remove, begin, score, score_new, add : numba-jitted functions
+    remove, scores, add : numba-jitted functions
         ``remove(ps, u, k, z)``: take item ``u`` out of slot ``k`` (``z[u]`` is already
-        ``-1``). ``begin(ps, u, z, active, n_active, pos, died)``: anything to do once per
-        item before scoring (``died``: the slot ``u`` left if it emptied, else -1;
-        ``pos``: the position in the sweep's order). ``score(ps, u, k)``: log weight of
-        ``u`` joining slot ``k`` (prior and likelihood). ``score_new(ps, u)``: log weight
-        of a new cluster. ``add(ps, u, k, new, active, n_active)``: put ``u`` into slot
-        ``k`` (``new``: the slot was just opened, and is already in ``active``).
-    reset, copy, split_delta : numba-jitted functions, optional
-        For split–merge moves: ``reset(ps, k)`` empties slot ``k``; ``copy(ps, src,
-        dst)`` copies slot statistics; ``split_delta(ps, k1, k2, km)`` is
-        ``log π(split into k1, k2) − log π(merged km)`` without side information.
+        ``-1``). ``scores(ps, u, z, active, n_active, pos, died, out)``: the log weight
+        of ``u`` joining each occupied slot ``active[a]`` (prior and likelihood) into
+        ``out[a]``, ``a < n_active``, and of ``u`` opening a new cluster into
+        ``out[n_active]`` (``died``: the slot ``u`` left if it emptied, else -1;
+        ``pos``: the position in the sweep's order). ``add(ps, u, k, new, active,
+        n_active)``: put ``u`` into slot ``k`` (``new``: the slot was just opened, and is
+        already in ``active``). One call of each per item: every call passes the whole
+        state, so per-cluster work belongs inside ``scores``.
+    score, reset, copy, split_delta : numba-jitted functions, optional
+        For split–merge moves: ``score(ps, u, k)`` is one entry of ``scores``;
+        ``reset(ps, k)`` empties slot ``k``; ``copy(ps, src, dst)`` copies slot
+        statistics; ``split_delta(ps, k1, k2, km)`` is ``log π(split into k1, k2) −
+        log π(merged km)`` without side information.
     cache : bool, default=False
         Let the engine's kernels for this provider go into numba's on-disk cache.
         Only for a class importable in every process that shares the cache
@@ -86,13 +91,29 @@ def register_provider(state_class, *, remove, begin, score, score_new, add, rese
     """
     if not (isinstance(state_class, type) and issubclass(state_class, tuple) and hasattr(state_class, "_fields")):
         raise InvalidParameterError(f"state_class must be a typing.NamedTuple subclass, got {state_class!r}")
-    hooks = {"remove": remove, "begin": begin, "score": score, "score_new": score_new, "add": add,
-             "reset": reset, "copy": copy, "split_delta": split_delta}
+    hooks = {"remove": remove, "scores": scores, "add": add, "score": score, "reset": reset, "copy": copy,
+             "split_delta": split_delta}
     for name, fn in hooks.items():
         if fn is not None and not hasattr(fn, "py_func"):
             raise InvalidParameterError(f"hook {name!r} of {state_class.__name__} must be a numba-jitted function "
                                         f"(numba.njit), got {type(fn).__name__}")
-    _PROVIDERS[state_class] = {"hooks": hooks, "cache": bool(cache)}
+        if fn is not None and cache:
+            _stable_identity(fn)
+    split = None if None in (score, reset, copy, split_delta) else (score, reset, copy, split_delta)
+    _PROVIDERS[state_class] = {"hooks": (remove, scores, add), "split": split, "cache": bool(cache)}
+
+
+def _stable_identity(fn):
+    """Give a jitted function an identifier that is the same in every process.
+
+    A kernel compiled for function arguments is cached under a signature that holds the
+    functions; numba pickles them by an identifier that is random per process, so a
+    later process would never find the cached kernel. A name made of the function's
+    module and qualified name lets it find the live function instead."""
+    try:
+        fn._set_uuid(f"graphclust.gibbs:{fn.py_func.__module__}.{fn.py_func.__qualname__}")
+    except AssertionError:  # already has one (pickled before registration): cache misses only
+        pass
 
 
 def _entry(state):
@@ -105,43 +126,13 @@ def _entry(state):
         ) from None
 
 
-def _hook(name):
-    """A generic function that resolves, at compile time, to the hook ``name`` of the
-    provider whose state class types its first argument."""
-
-    def hook(ps, *args):  # pragma: no cover - only ever compiled
-        raise NotImplementedError(f"the Gibbs hook {name!r} runs inside numba kernels only")
-
-    hook.__name__ = hook.__qualname__ = f"gibbs_{name}"
-
-    @overload(hook)
-    def _resolve(ps, *args):
-        if isinstance(ps, types.BaseNamedTuple):
-            entry = _PROVIDERS.get(ps.instance_class)
-            fn = None if entry is None else entry["hooks"][name]
-            if fn is not None:
-                def impl(ps, *args):
-                    return fn(ps, *args)
-                return impl
-        return None
-
-    return hook
-
-
-_remove = _hook("remove")
-_begin = _hook("begin")
-_score = _hook("score")
-_score_new = _hook("score_new")
-_add = _hook("add")
-_reset = _hook("reset")
-_copy = _hook("copy")
-_split_delta = _hook("split_delta")
-
-
 # ============================================================================ kernels
-def _sweep_impl(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book, active, where, free, side,
+def _sweep_impl(hooks, ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book, active, where, free, side,
                 logw):  # pragma: no cover - compiled
     """One Gibbs sweep over the items in ``order`` from position ``start``.
+
+    ``hooks = (remove, scores, add)``: the provider's functions, called with its state
+    ``ps`` (see :func:`register_provider`).
 
     ``z[u]``: slot of item ``u`` (``-1``: not placed yet, as in a sequential start);
     ``count[k]``: items in slot ``k``. ``(adj_ptr, adj_idx, adj_w)``: the item-level
@@ -152,6 +143,7 @@ def _sweep_impl(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book,
     is left for the new-cluster option (the caller grows the slots and resumes; the
     item at that position is already out of its cluster).
     """
+    _remove, _scores, _add = hooks
     n = order.shape[0]
     n_active = book[0]
     n_free = book[1]
@@ -170,7 +162,7 @@ def _sweep_impl(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book,
             book[0] = n_active
             book[1] = n_free
             return pos
-        _begin(ps, u, z, active, n_active, pos, died)
+        _scores(ps, u, z, active, n_active, pos, died, logw)
         # side information: the signed weights of u's partners, per cluster
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = z[adj_idx[e]]
@@ -178,19 +170,13 @@ def _sweep_impl(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book,
                 side[kv] += adj_w[e]
         top = -np.inf
         for a in range(n_active):
-            k = active[a]
-            s = side[k]
-            if s == -np.inf:
-                logw[a] = -np.inf
-                continue
-            v = _score(ps, u, k) + s
+            s = side[active[a]]
+            v = -np.inf if s == -np.inf else logw[a] + s
             logw[a] = v
             if v > top:
                 top = v
-        v = _score_new(ps, u)
-        logw[n_active] = v
-        if v > top:
-            top = v
+        if logw[n_active] > top:
+            top = logw[n_active]
         choice = sample_log_weights(logw, n_active + 1, top, unif[pos])
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = z[adj_idx[e]]
@@ -213,8 +199,8 @@ def _sweep_impl(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book,
     return n
 
 
-def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, book, active, where, free, tmp,
-                      members, scratch):  # pragma: no cover - compiled
+def _split_merge_impl(hooks, split_hooks, ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, book, active,
+                      where, free, tmp, members, scratch):  # pragma: no cover - compiled
     """Sequentially-allocated split–merge moves (Dahl 2005), Metropolis–Hastings.
 
     Two distinct items ``i, j`` are drawn. If they share a cluster ``S``, a split is
@@ -227,6 +213,8 @@ def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, b
     numba's generator seeded with ``seed``; needs two free slots and the provider's
     ``scratch`` slot. Returns the number of accepted moves.
     """
+    _add = hooks[2]
+    _score, _reset, _copy, _split_delta = split_hooks
     np.random.seed(seed)
     n = z.shape[0]
     accepted = 0
@@ -364,7 +352,7 @@ def _source_stamp():
     files = {_sampling.__file__}
     for entry in _PROVIDERS.values():
         if entry["cache"]:
-            files.update(fn.py_func.__code__.co_filename for fn in entry["hooks"].values() if fn is not None)
+            files.update(fn.py_func.__code__.co_filename for fn in entry["hooks"] + (entry["split"] or ()))
     stamp = []
     for f in sorted(files):
         st = os.stat(f)
@@ -391,6 +379,33 @@ _KERNELS = {
     True: (_cached(_sweep_impl), _cached(_split_merge_impl)),
     False: (njit(_sweep_impl), njit(_split_merge_impl)),
 }
+
+
+#: compiled entry points by (kernel, hooks, argument types), see _launch
+_ENTRY_POINTS = {}
+
+
+def _launch(kernel, n_hooks, args):
+    """``kernel(*args)``, where the first ``n_hooks`` arguments are tuples of provider
+    functions. numba cannot fingerprint function objects, so a plain call types them in
+    Python every time (about 0.1 ms, a tenth of a TVClust sweep); after the first call
+    the compiled entry point is reused for arguments of the same types."""
+    try:
+        key = (id(kernel),) + tuple(id(h) for h in args[:n_hooks]) + (type(args[n_hooks]),) + tuple(
+            compute_fingerprint(a) for a in args[n_hooks:])
+    except NotImplementedError:  # an argument numba cannot fingerprint either: the slow way
+        key = None
+    entry = None if key is None else _ENTRY_POINTS.get(key)
+    if entry is not None:
+        return entry(*args)
+    with warnings.catch_warnings():  # numba calls function arguments experimental
+        warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
+        result = kernel(*args)
+        if key is not None:
+            cres = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
+            if cres is not None:
+                _ENTRY_POINTS[key] = cres.entry_point
+    return result
 
 
 # ============================================================================ chain
@@ -483,9 +498,10 @@ class GibbsChain:
         pos = 0
         while True:
             state = self.provider.state
-            sweep = _KERNELS[_entry(state)["cache"]][0]
-            pos = sweep(state, self.z, self.count, adj[0], adj[1], adj[2], order, unif, pos, self.book,
-                        self.active, self.where, self.free, self.side, self.logw)
+            entry = _entry(state)
+            pos = _launch(_KERNELS[entry["cache"]][0], 1,
+                          (entry["hooks"], state, self.z, self.count, adj[0], adj[1], adj[2], order, unif, pos,
+                           self.book, self.active, self.where, self.free, self.side, self.logw))
             if pos >= len(order):
                 return
             self.grow()
@@ -501,12 +517,13 @@ class GibbsChain:
             self.members = np.zeros(len(self.z), dtype=np.int64)
         state = self.provider.state
         entry = _entry(state)
-        missing = [h for h in SPLIT_MERGE_HOOKS if entry["hooks"][h] is None]
-        if missing:
-            raise InvalidParameterError(f"{type(state).__name__} has no split-merge hooks ({', '.join(missing)})")
-        kernel = _KERNELS[entry["cache"]][1]
-        return kernel(state, self.z, self.count, adj[0], adj[1], adj[2], int(n_attempts), int(seed), self.book,
-                      self.active, self.where, self.free, self.tmp, self.members, int(scratch))
+        if entry["split"] is None:
+            raise InvalidParameterError(f"{type(state).__name__} has no split-merge hooks "
+                                        f"({', '.join(SPLIT_MERGE_HOOKS)})")
+        return _launch(_KERNELS[entry["cache"]][1], 2,
+                       (entry["hooks"], entry["split"], state, self.z, self.count, adj[0], adj[1], adj[2],
+                        int(n_attempts), int(seed), self.book, self.active, self.where, self.free, self.tmp,
+                        self.members, int(scratch)))
 
 
 def no_side_information(n_items):

@@ -232,38 +232,34 @@ class DCPGibbsState(NamedTuple):
     scratch: int
 
 
+# The hooks unpack the state first: reading NamedTuple fields by name inside numba code
+# that then calls other functions costs reference-count traffic per array and call.
 @njit(cache=True)
 def _gibbs_remove(ps, u, k, z):
-    for t in range(ps.iptr[u], ps.iptr[u + 1]):
-        _remove_node(ps.facs, ps.mems, ps.size, ps.pos, ps.zn, ps.inodes[t], ps.x)
+    K, facs, mems, size, pos, zn, iptr, inodes, floor, tau, x, scratch = ps
+    for t in range(iptr[u], iptr[u + 1]):
+        _remove_node(facs, mems, size, pos, zn, inodes[t], x)
 
 
 @njit(cache=True)
-def _gibbs_begin(ps, u, z, active, n_active, pos, died):
-    pass
-
-
-@njit(cache=True)
-def _gibbs_score(ps, u, k):
-    """``−τ log det S_k(B)``: the block of item ``u`` joining cluster slot ``k``."""
-    return -ps.tau * _score_block(ps.K, ps.facs, ps.mems, ps.size, ps.pos, ps.zn, k, ps.inodes, ps.iptr[u],
-                                  ps.iptr[u + 1], ps.floor)
-
-
-@njit(cache=True)
-def _gibbs_score_new(ps, u):
-    """``−τ log det K_B``: the block opens a cluster (scored in the empty scratch slot)."""
-    return _gibbs_score(ps, u, ps.scratch)
+def _gibbs_scores(ps, u, z, active, n_active, pos, died, out):
+    """``−τ log det S_k(B)`` for every active slot (the block of item ``u`` joining it),
+    and ``−τ log det K_B`` for a new cluster (scored in the empty scratch slot), last."""
+    K, facs, mems, size, pos_, zn, iptr, inodes, floor, tau, x, scratch = ps
+    a0, a1 = iptr[u], iptr[u + 1]
+    for a in range(n_active):
+        out[a] = -tau * _score_block(K, facs, mems, size, pos_, zn, active[a], inodes, a0, a1, floor)
+    out[n_active] = -tau * _score_block(K, facs, mems, size, pos_, zn, scratch, inodes, a0, a1, floor)
 
 
 @njit(cache=True)
 def _gibbs_add(ps, u, k, new, active, n_active):
-    for t in range(ps.iptr[u], ps.iptr[u + 1]):
-        _append(ps.K, ps.facs, ps.mems, ps.size, ps.pos, ps.zn, k, ps.inodes[t], ps.floor)
+    K, facs, mems, size, pos, zn, iptr, inodes, floor, tau, x, scratch = ps
+    for t in range(iptr[u], iptr[u + 1]):
+        _append(K, facs, mems, size, pos, zn, k, inodes[t], floor)
 
 
-register_provider(DCPGibbsState, remove=_gibbs_remove, begin=_gibbs_begin, score=_gibbs_score,
-                  score_new=_gibbs_score_new, add=_gibbs_add, cache=True)
+register_provider(DCPGibbsState, remove=_gibbs_remove, scores=_gibbs_scores, add=_gibbs_add, cache=True)
 
 
 # ============================================================================ chain state

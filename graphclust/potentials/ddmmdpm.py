@@ -203,82 +203,88 @@ class DDMMDPMGibbsState(NamedTuple):
     opened: np.ndarray
 
 
+# Every hook unpacks the state first: reading NamedTuple fields by name inside numba code
+# that then calls other functions costs reference-count traffic per array and call.
 @njit(cache=True)
 def _gibbs_remove(ps, u, k, z):
     """Detach the block's nodes, take its mass out and shrink ``θ_k`` (``removal_shrink``)."""
-    mem_ptr, mem_idx = ps.items[0], ps.items[1]
-    shrink = ps.params[3]
+    (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
+     opened) = ps
+    mem_ptr, mem_idx = items[0], items[1]
+    shrink = params[3]
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
-        ps.zn[mem_idx[e]] = -1
-    ps.size[k] -= ps.items[6][u]
+        zn[mem_idx[e]] = -1
+    size[k] -= items[6][u]
     if shrink > 0.0:
-        for d in range(ps.theta.shape[1]):
-            ps.theta[k, d] *= 1.0 - shrink
-        ps.tsq[k] *= (1.0 - shrink) * (1.0 - shrink)
+        for d in range(theta.shape[1]):
+            theta[k, d] *= 1.0 - shrink
+        tsq[k] *= (1.0 - shrink) * (1.0 - shrink)
 
 
 @njit(cache=True)
-def _gibbs_begin(ps, u, z, active, n_active, pos, died):
+def _gibbs_scores(ps, u, z, active, n_active, pos, died, out):
     """The candidate ``θ_new`` (a fresh draw, or the emptied cluster's ``θ`` when
-    ``reuse_singleton_theta``) and the prior of every active cluster for the block."""
-    mem_ptr, mem_idx, cnt = ps.items[0], ps.items[1], ps.items[4]
-    theta, tnew = ps.theta, ps.tnew
+    ``reuse_singleton_theta``), then for every active cluster the block's log prior plus
+    the max-margin likelihood ``β x_uᵀθ_k − m_u λ‖θ_k‖²``, and last the new cluster's
+    ``m_u log(α/N) + β x_uᵀθ_new − m_u λ‖θ_new‖²``."""
+    (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
+     opened) = ps
+    mem_ptr, mem_idx, cnt = items[0], items[1], items[4]
     D = theta.shape[1]
-    if ps.params[7] and died >= 0:
+    if params[7] and died >= 0:
         for d in range(D):
             tnew[d] = theta[died, d]
     else:
-        base_std = ps.params[5]
+        base_std = params[5]
         for d in range(D):
-            tnew[d] = base_std * ps.noise[pos, d]
-    ps.tn_sq[0] = _dot(tnew, tnew)
-    prior = ps.prior
+            tnew[d] = base_std * noise[pos, d]
+    tn_sq[0] = _dot(tnew, tnew)
     for a in range(n_active):
         prior[active[a]] = 0.0
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
         i = mem_idx[e]
-        _node_log_prior(i, ps.mode, ps.use_max, ps.pri, ps.side, ps.zn, ps.size, active, n_active, ps.work, ps.lg)
+        _node_log_prior(i, mode, use_max, pri, side, zn, size, active, n_active, work, lg)
         c = cnt[i]
         for a in range(n_active):
             k = active[a]
-            prior[k] += c * ps.lg[k]
-
-
-@njit(cache=True)
-def _gibbs_score(ps, u, k):
-    """Log prior plus the max-margin likelihood ``β x_uᵀθ_k − m_u λ‖θ_k‖²``."""
-    beta, lam = ps.params[0], ps.params[1]
-    return ps.prior[k] + beta * _dot(ps.items[5][u], ps.theta[k]) - ps.items[6][u] * lam * ps.tsq[k]
-
-
-@njit(cache=True)
-def _gibbs_score_new(ps, u):
-    beta, lam = ps.params[0], ps.params[1]
-    m_u = ps.items[6][u]
-    return m_u * ps.log_new + beta * _dot(ps.items[5][u], ps.tnew) - m_u * lam * ps.tn_sq[0]
+            prior[k] += c * lg[k]
+    Xs = items[5]
+    m_u = items[6][u]
+    beta, lam = params[0], params[1]
+    for a in range(n_active):
+        k = active[a]
+        s = 0.0
+        for d in range(D):
+            s += Xs[u, d] * theta[k, d]
+        out[a] = prior[k] + beta * s - m_u * lam * tsq[k]
+    s = 0.0
+    for d in range(D):
+        s += Xs[u, d] * tnew[d]
+    out[n_active] = m_u * log_new + beta * s - m_u * lam * tn_sq[0]
 
 
 @njit(cache=True)
 def _gibbs_add(ps, u, k, new, active, n_active):
     """Attach the block (a new cluster takes ``θ_new``), then PA steps member by member."""
-    mem_ptr, mem_idx, Xn, xsq = ps.items[0], ps.items[1], ps.items[2], ps.items[3]
+    (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
+     opened) = ps
+    mem_ptr, mem_idx, Xn, xsq = items[0], items[1], items[2], items[3]
     if new:
-        for d in range(ps.theta.shape[1]):
-            ps.theta[k, d] = ps.tnew[d]
-        ps.tsq[k] = ps.tn_sq[0]
-        ps.size[k] = 0.0
-        ps.opened[0] += 1
-    ps.size[k] += ps.items[6][u]
+        for d in range(theta.shape[1]):
+            theta[k, d] = tnew[d]
+        tsq[k] = tn_sq[0]
+        size[k] = 0.0
+        opened[0] += 1
+    size[k] += items[6][u]
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
-        ps.zn[mem_idx[e]] = k
-    pa_cap, margin, phantom = ps.params[2], ps.params[4], ps.params[6]
+        zn[mem_idx[e]] = k
+    pa_cap, margin, phantom = params[2], params[4], params[6]
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
         i = mem_idx[e]
-        _pa_step(Xn[i], xsq[i], k, ps.theta, ps.tsq, active, n_active, pa_cap, margin, phantom and not new, ps.tnew)
+        _pa_step(Xn[i], xsq[i], k, theta, tsq, active, n_active, pa_cap, margin, phantom and not new, tnew)
 
 
-register_provider(DDMMDPMGibbsState, remove=_gibbs_remove, begin=_gibbs_begin, score=_gibbs_score,
-                  score_new=_gibbs_score_new, add=_gibbs_add, cache=True)
+register_provider(DDMMDPMGibbsState, remove=_gibbs_remove, scores=_gibbs_scores, add=_gibbs_add, cache=True)
 
 
 class _ChainState:

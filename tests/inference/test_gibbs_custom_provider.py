@@ -53,11 +53,6 @@ def pg_remove(ps, u, k, z):
 
 
 @njit
-def pg_begin(ps, u, z, active, n_active, pos, died):
-    pass
-
-
-@njit
 def pg_score(ps, u, k):
     return math.log(ps.cn[k]) + _pred(ps, u, k)
 
@@ -66,6 +61,13 @@ def pg_score(ps, u, k):
 def pg_score_new(ps, u):
     # slot 0 is never handed out and stays empty: the prior predictive
     return ps.log_alpha + _pred(ps, u, 0)
+
+
+@njit
+def pg_scores(ps, u, z, active, n_active, pos, died, out):
+    for a in range(n_active):
+        out[a] = pg_score(ps, u, active[a])
+    out[n_active] = pg_score_new(ps, u)
 
 
 @njit
@@ -103,8 +105,8 @@ def pg_split_delta(ps, k1, k2, km):
     return ps.log_alpha + _cluster(ps, k1) + _cluster(ps, k2) - _cluster(ps, km)
 
 
-register_provider(PoissonGammaState, remove=pg_remove, begin=pg_begin, score=pg_score, score_new=pg_score_new,
-                  add=pg_add, reset=pg_reset, copy=pg_copy, split_delta=pg_split_delta)
+register_provider(PoissonGammaState, remove=pg_remove, scores=pg_scores, add=pg_add, score=pg_score,
+                  reset=pg_reset, copy=pg_copy, split_delta=pg_split_delta)
 
 
 class PoissonGamma:
@@ -234,8 +236,6 @@ def test_unregistered_state_and_bad_hooks_are_refused():
     with pytest.raises(InvalidParameterError, match="not a registered Gibbs provider"):
         GibbsChain(Prov(), 2, 3).sweep(np.arange(2), np.zeros(2), gibbs.no_side_information(2))
     with pytest.raises(InvalidParameterError, match="NamedTuple"):
-        register_provider(dict, remove=pg_remove, begin=pg_begin, score=pg_score, score_new=pg_score_new,
-                          add=pg_add)
-    with pytest.raises(InvalidParameterError, match="hook 'score'"):
-        register_provider(Unregistered, remove=pg_remove, begin=pg_begin, score=lambda ps, u, k: 0.0,
-                          score_new=pg_score_new, add=pg_add)
+        register_provider(dict, remove=pg_remove, scores=pg_scores, add=pg_add)
+    with pytest.raises(InvalidParameterError, match="hook 'scores'"):
+        register_provider(Unregistered, remove=pg_remove, scores=lambda *args: None, add=pg_add)

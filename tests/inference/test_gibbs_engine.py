@@ -1,5 +1,6 @@
-"""The Gibbs engine's compiled kernels: one per provider, loaded from numba's disk
-cache by a later process instead of being compiled again."""
+"""The Gibbs engine's compiled kernels: one per provider (its functions are an argument
+numba specialises on), loaded from numba's disk cache by a later process instead of
+being compiled again."""
 
 import subprocess
 import sys
@@ -37,5 +38,5 @@ def test_one_specialised_kernel_per_provider():
     gc.TVClust(n_iter=2, random_state=0).fit(X)
     gc.DCP(n_iter=2, random_state=0).fit(X)
     gc.DDMMDPM(n_iter=2, random_state=0).fit(X)
-    states = {str(sig[0]).split("(")[0] for sig in gibbs._KERNELS[True][0].signatures}
+    states = {str(sig[1]).split("(")[0] for sig in gibbs._KERNELS[True][0].signatures}  # sig[0]: the hooks
     assert {"ConjugateGibbsState", "DCPGibbsState", "DDMMDPMGibbsState"} <= states
