@@ -461,13 +461,18 @@ class ConjugateGibbsState(NamedTuple):
     crp: bool
 
 
+# inlined (numba IR) into the scores hook: one call less per item and cluster, ~15 % of
+# a TVClust sweep (inlining deeper, into the engine, made it many times slower)
+_log_pred_inline = njit(inline="always")(_log_pred.py_func)
+
+
 @njit(cache=True)
 def _gibbs_scores(ps, u, z, active, n_active, pos, died, out):
     """CRP weight times the collapsed predictive of item ``u`` in every active slot, and
     ``α Γ(m)`` times the prior predictive for a new cluster (last)."""
     for a in range(n_active):
-        out[a] = _log_pred(ps, u, active[a])
-    out[n_active] = _log_pred(ps, u, PRIOR_SLOT)
+        out[a] = _log_pred_inline(ps, u, active[a])
+    out[n_active] = _log_pred_inline(ps, u, PRIOR_SLOT)
 
 
 @njit(cache=True)
