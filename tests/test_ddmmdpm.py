@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import graphclust as gc
 from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials
 from graphclust.inference.gibbs import GibbsChain
-from graphclust.potentials.ddmmdpm import _ChainState, _gibbs_add, _gibbs_remove, _pa_step
+from graphclust.potentials.ddmmdpm import _ChainState, _gibbs_add, _gibbs_scores, _pa_step
 from graphclust.errors import (
     InfeasibleConstraintsError,
     InvalidFeaturesError,
@@ -245,7 +245,8 @@ def test_adding_a_point_makes_the_pa_step_on_the_chains_weights():
     stats = _ChainState(model, pot._log_new_unit(model.N), pot._params(), theta)
     chain = GibbsChain(stats, 4, 5)
     chain.set_labels(np.array([0, 0, 1, 1]))
-    _gibbs_remove(stats.state, 1, 0, chain.z)
+    chain.z[1] = -1  # the engine's scores hook takes point 1 out of cluster 0 (and scores it)
+    _gibbs_scores(stats.state, 1, 0, chain.z, chain.active, chain.n_clusters, 0, -1, np.empty(5))
     before = stats.theta.copy()
     _gibbs_add(stats.state, 1, 0, False, chain.active, chain.n_clusters)
     x = model.Xn[1]

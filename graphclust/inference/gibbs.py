@@ -16,7 +16,7 @@ max-margin scorer for dd-MMDPM) and ``w_uv`` the signed side-information terms
 (may-link / may-not-link log-odds; ``-inf``, a hard cannot-link, forbids the
 cluster). Emptied slots go back to a free stack and are reused, lowest first.
 Sequentially-allocated split–merge moves (Dahl 2005) run for providers that give
-the three extra hooks.
+the four extra hooks.
 
 **Providers.** A provider keeps its cluster statistics in a :class:`typing.NamedTuple`
 of arrays (its *state*) and registers, for that class, a handful of numba functions
@@ -43,19 +43,19 @@ from ..errors import InvalidParameterError
 
 __all__ = ["register_provider", "GibbsChain", "HOOKS", "SPLIT_MERGE_HOOKS"]
 
-#: hooks every provider gives: ``remove(ps, u, k, z)``, ``scores(ps, u, z, active, n_active,
-#: pos, died, out)``, ``add(ps, u, k, new, active, n_active)``
-HOOKS = ("remove", "scores", "add")
+#: hooks every provider gives: ``scores(ps, u, k_old, z, active, n_active, pos, died, out)``
+#: (take the item out of its slot and score it) and ``add(ps, u, k, new, active, n_active)``
+HOOKS = ("scores", "add")
 #: hooks that enable split–merge moves: ``score(ps, u, k)``, ``reset(ps, k)``,
 #: ``copy(ps, src, dst)``, ``split_delta(ps, k1, k2, k_merged)``
 SPLIT_MERGE_HOOKS = ("score", "reset", "copy", "split_delta")
 
-#: state class -> {"hooks": {name: dispatcher}, "cache": bool}
+#: state class -> {"hooks": (scores, add), "split": (score, reset, copy,
+#: split_delta) or None, "cache": bool}
 _PROVIDERS = {}
 
 
-def register_provider(state_class, *, remove, scores, add, score=None, reset=None, copy=None, split_delta=None,
-                      cache=False):
+def register_provider(state_class, *, scores, add, score=None, reset=None, copy=None, split_delta=None, cache=False):
     """Make the Gibbs engine sample with the provider whose state is ``state_class``.
 
     Parameters
@@ -63,16 +63,17 @@ def register_provider(state_class, *, remove, scores, add, score=None, reset=Non
     state_class : typing.NamedTuple subclass
         The class of the provider's state (arrays and scalars numba can type). Each
         provider needs its own class: the engine is specialised on it.
-    remove, scores, add : numba-jitted functions
-        ``remove(ps, u, k, z)``: take item ``u`` out of slot ``k`` (``z[u]`` is already
-        ``-1``). ``scores(ps, u, z, active, n_active, pos, died, out)``: the log weight
-        of ``u`` joining each occupied slot ``active[a]`` (prior and likelihood) into
-        ``out[a]``, ``a < n_active``, and of ``u`` opening a new cluster into
-        ``out[n_active]`` (``died``: the slot ``u`` left if it emptied, else -1;
-        ``pos``: the position in the sweep's order). ``add(ps, u, k, new, active,
-        n_active)``: put ``u`` into slot ``k`` (``new``: the slot was just opened, and is
-        already in ``active``). One call of each per item: every call passes the whole
-        state, so per-cluster work belongs inside ``scores``.
+    scores, add : numba-jitted functions
+        ``scores(ps, u, k_old, z, active, n_active, pos, died, out)``: take item ``u``
+        out of slot ``k_old`` (``k_old < 0``: it is not placed yet; ``z[u]`` is already
+        -1, and ``died`` is ``k_old`` when the item was its last member, else -1), then
+        write the log weight of ``u`` joining each occupied slot ``active[a]`` (prior
+        and likelihood) into ``out[a]``, ``a < n_active``, and of ``u`` opening a new
+        cluster into ``out[n_active]`` (``pos``: the position in the sweep's order).
+        ``add(ps, u, k, new, active, n_active)``: put ``u`` into slot ``k`` (``new``: the
+        slot was just opened, and is already in ``active``). Two calls per item: every
+        call passes the whole state, so the removal and the per-cluster work sit inside
+        ``scores``.
     score, reset, copy, split_delta : numba-jitted functions, optional
         For split–merge moves: ``score(ps, u, k)`` is one entry of ``scores``;
         ``reset(ps, k)`` empties slot ``k``; ``copy(ps, src, dst)`` copies slot
@@ -91,8 +92,7 @@ def register_provider(state_class, *, remove, scores, add, score=None, reset=Non
     """
     if not (isinstance(state_class, type) and issubclass(state_class, tuple) and hasattr(state_class, "_fields")):
         raise InvalidParameterError(f"state_class must be a typing.NamedTuple subclass, got {state_class!r}")
-    hooks = {"remove": remove, "scores": scores, "add": add, "score": score, "reset": reset, "copy": copy,
-             "split_delta": split_delta}
+    hooks = {"scores": scores, "add": add, "score": score, "reset": reset, "copy": copy, "split_delta": split_delta}
     for name, fn in hooks.items():
         if fn is not None and not hasattr(fn, "py_func"):
             raise InvalidParameterError(f"hook {name!r} of {state_class.__name__} must be a numba-jitted function "
@@ -100,7 +100,7 @@ def register_provider(state_class, *, remove, scores, add, score=None, reset=Non
         if fn is not None and cache:
             _stable_identity(fn)
     split = None if None in (score, reset, copy, split_delta) else (score, reset, copy, split_delta)
-    _PROVIDERS[state_class] = {"hooks": (remove, scores, add), "split": split, "cache": bool(cache)}
+    _PROVIDERS[state_class] = {"hooks": (scores, add), "split": split, "cache": bool(cache)}
 
 
 def _stable_identity(fn):
@@ -131,8 +131,8 @@ def _sweep_impl(hooks, ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start
                 logw):  # pragma: no cover - compiled
     """One Gibbs sweep over the items in ``order`` from position ``start``.
 
-    ``hooks = (remove, scores, add)``: the provider's functions, called with its state
-    ``ps`` (see :func:`register_provider`).
+    ``hooks = (scores, add)``: the provider's functions, called with its state ``ps``
+    (see :func:`register_provider`).
 
     ``z[u]``: slot of item ``u`` (``-1``: not placed yet, as in a sequential start);
     ``count[k]``: items in slot ``k``. ``(adj_ptr, adj_idx, adj_w)``: the item-level
@@ -140,29 +140,28 @@ def _sweep_impl(hooks, ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start
     cluster adds to it (``-inf``: hard cannot-link). ``active[:book[0]]`` lists the
     occupied slots (``where`` is its inverse), ``free[:book[1]]`` the free ones (a
     stack). Returns the position reached: ``len(order)``, or earlier when no free slot
-    is left for the new-cluster option (the caller grows the slots and resumes; the
-    item at that position is already out of its cluster).
+    would be left for the new-cluster option (the caller grows the slots and resumes
+    there; that item has not been touched).
     """
-    _remove, _scores, _add = hooks
+    _scores, _add = hooks
     n = order.shape[0]
     n_active = book[0]
     n_free = book[1]
     for pos in range(start, n):
         u = order[pos]
         k_old = z[u]
-        died = -1
-        if k_old >= 0:
-            z[u] = -1
-            _remove(ps, u, k_old, z)
-            count[k_old] -= 1
-            if count[k_old] == 0:  # the cluster is gone: its slot returns to the free list
-                n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
-                died = k_old
-        if n_free == 0:
+        if n_free == 0 and not (k_old >= 0 and count[k_old] == 1):
             book[0] = n_active
             book[1] = n_free
             return pos
-        _scores(ps, u, z, active, n_active, pos, died, logw)
+        died = -1
+        if k_old >= 0:
+            z[u] = -1
+            count[k_old] -= 1
+            if count[k_old] == 0:  # the cluster goes: its slot returns to the free list
+                n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
+                died = k_old
+        _scores(ps, u, k_old, z, active, n_active, pos, died, logw)
         # side information: the signed weights of u's partners, per cluster
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = z[adj_idx[e]]
@@ -213,7 +212,7 @@ def _split_merge_impl(hooks, split_hooks, ps, z, count, adj_ptr, adj_idx, adj_w,
     numba's generator seeded with ``seed``; needs two free slots and the provider's
     ``scratch`` slot. Returns the number of accepted moves.
     """
-    _add = hooks[2]
+    _add = hooks[1]
     _score, _reset, _copy, _split_delta = split_hooks
     np.random.seed(seed)
     n = z.shape[0]

@@ -467,9 +467,12 @@ _log_pred_inline = njit(inline="always")(_log_pred.py_func)
 
 
 @njit(cache=True)
-def _gibbs_scores(ps, u, z, active, n_active, pos, died, out):
-    """CRP weight times the collapsed predictive of item ``u`` in every active slot, and
-    ``α Γ(m)`` times the prior predictive for a new cluster (last)."""
+def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+    """Take item ``u`` out of slot ``k_old``, then: CRP weight times the collapsed
+    predictive of ``u`` in every active slot, and ``α Γ(m)`` times the prior predictive
+    for a new cluster (last)."""
+    if k_old >= 0:
+        _remove(ps, u, k_old, z)
     for a in range(n_active):
         out[a] = _log_pred_inline(ps, u, active[a])
     out[n_active] = _log_pred_inline(ps, u, PRIOR_SLOT)
@@ -495,7 +498,7 @@ def _gibbs_split_delta(ps, si, sj, sm):
 
 
 # the kernels themselves are hooks where they can be: a wrapper would pass the whole state once more
-register_provider(ConjugateGibbsState, remove=_remove, scores=_gibbs_scores, add=_add, score=_log_pred,
+register_provider(ConjugateGibbsState, scores=_gibbs_scores, add=_add, score=_log_pred,
                   reset=_gibbs_reset, copy=_gibbs_copy, split_delta=_gibbs_split_delta, cache=True)
 
 

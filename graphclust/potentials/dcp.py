@@ -235,18 +235,15 @@ class DCPGibbsState(NamedTuple):
 # The hooks unpack the state first: reading NamedTuple fields by name inside numba code
 # that then calls other functions costs reference-count traffic per array and call.
 @njit(cache=True)
-def _gibbs_remove(ps, u, k, z):
-    K, facs, mems, size, pos, zn, iptr, inodes, floor, tau, x, scratch = ps
-    for t in range(iptr[u], iptr[u + 1]):
-        _remove_node(facs, mems, size, pos, zn, inodes[t], x)
-
-
-@njit(cache=True)
-def _gibbs_scores(ps, u, z, active, n_active, pos, died, out):
-    """``−τ log det S_k(B)`` for every active slot (the block of item ``u`` joining it),
-    and ``−τ log det K_B`` for a new cluster (scored in the empty scratch slot), last."""
+def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+    """Take the block of item ``u`` out of slot ``k_old`` (a rank-one update per node),
+    then ``−τ log det S_k(B)`` for every active slot (the block joining it), and
+    ``−τ log det K_B`` for a new cluster (scored in the empty scratch slot), last."""
     K, facs, mems, size, pos_, zn, iptr, inodes, floor, tau, x, scratch = ps
     a0, a1 = iptr[u], iptr[u + 1]
+    if k_old >= 0:
+        for t in range(a0, a1):
+            _remove_node(facs, mems, size, pos_, zn, inodes[t], x)
     for a in range(n_active):
         out[a] = -tau * _score_block(K, facs, mems, size, pos_, zn, active[a], inodes, a0, a1, floor)
     out[n_active] = -tau * _score_block(K, facs, mems, size, pos_, zn, scratch, inodes, a0, a1, floor)
@@ -259,7 +256,7 @@ def _gibbs_add(ps, u, k, new, active, n_active):
         _append(K, facs, mems, size, pos, zn, k, inodes[t], floor)
 
 
-register_provider(DCPGibbsState, remove=_gibbs_remove, scores=_gibbs_scores, add=_gibbs_add, cache=True)
+register_provider(DCPGibbsState, scores=_gibbs_scores, add=_gibbs_add, cache=True)
 
 
 # ============================================================================ chain state

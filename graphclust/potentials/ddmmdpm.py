@@ -203,34 +203,35 @@ class DDMMDPMGibbsState(NamedTuple):
     opened: np.ndarray
 
 
+# inlined (numba IR) into the hooks: a call that receives arrays unpacked from the
+# state costs reference-count updates for every array held across it
+_node_log_prior_inline = njit(inline="always")(_node_log_prior.py_func)
+_pa_step_inline = njit(inline="always")(_pa_step.py_func)
+
+
 # Every hook unpacks the state first: reading NamedTuple fields by name inside numba code
 # that then calls other functions costs reference-count traffic per array and call.
 @njit(cache=True)
-def _gibbs_remove(ps, u, k, z):
-    """Detach the block's nodes, take its mass out and shrink ``θ_k`` (``removal_shrink``)."""
-    (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
-     opened) = ps
-    mem_ptr, mem_idx = items[0], items[1]
-    shrink = params[3]
-    for e in range(mem_ptr[u], mem_ptr[u + 1]):
-        zn[mem_idx[e]] = -1
-    size[k] -= items[6][u]
-    if shrink > 0.0:
-        for d in range(theta.shape[1]):
-            theta[k, d] *= 1.0 - shrink
-        tsq[k] *= (1.0 - shrink) * (1.0 - shrink)
-
-
-@njit(cache=True)
-def _gibbs_scores(ps, u, z, active, n_active, pos, died, out):
-    """The candidate ``θ_new`` (a fresh draw, or the emptied cluster's ``θ`` when
-    ``reuse_singleton_theta``), then for every active cluster the block's log prior plus
+def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+    """Detach the block of item ``u`` from slot ``k_old`` (its mass out, ``θ_k`` shrunk
+    by ``removal_shrink``); draw the candidate ``θ_new`` (a fresh draw, or the emptied
+    cluster's ``θ`` when ``reuse_singleton_theta``); then for every active cluster the
+    block's log prior plus
     the max-margin likelihood ``β x_uᵀθ_k − m_u λ‖θ_k‖²``, and last the new cluster's
     ``m_u log(α/N) + β x_uᵀθ_new − m_u λ‖θ_new‖²``."""
     (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
      opened) = ps
     mem_ptr, mem_idx, cnt = items[0], items[1], items[4]
     D = theta.shape[1]
+    if k_old >= 0:
+        for e in range(mem_ptr[u], mem_ptr[u + 1]):
+            zn[mem_idx[e]] = -1
+        size[k_old] -= items[6][u]
+        shrink = params[3]
+        if shrink > 0.0:
+            for d in range(D):
+                theta[k_old, d] *= 1.0 - shrink
+            tsq[k_old] *= (1.0 - shrink) * (1.0 - shrink)
     if params[7] and died >= 0:
         for d in range(D):
             tnew[d] = theta[died, d]
@@ -243,7 +244,7 @@ def _gibbs_scores(ps, u, z, active, n_active, pos, died, out):
         prior[active[a]] = 0.0
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
         i = mem_idx[e]
-        _node_log_prior(i, mode, use_max, pri, side, zn, size, active, n_active, work, lg)
+        _node_log_prior_inline(i, mode, use_max, pri, side, zn, size, active, n_active, work, lg)
         c = cnt[i]
         for a in range(n_active):
             k = active[a]
@@ -281,10 +282,10 @@ def _gibbs_add(ps, u, k, new, active, n_active):
     pa_cap, margin, phantom = params[2], params[4], params[6]
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
         i = mem_idx[e]
-        _pa_step(Xn[i], xsq[i], k, theta, tsq, active, n_active, pa_cap, margin, phantom and not new, tnew)
+        _pa_step_inline(Xn[i], xsq[i], k, theta, tsq, active, n_active, pa_cap, margin, phantom and not new, tnew)
 
 
-register_provider(DDMMDPMGibbsState, remove=_gibbs_remove, scores=_gibbs_scores, add=_gibbs_add, cache=True)
+register_provider(DDMMDPMGibbsState, scores=_gibbs_scores, add=_gibbs_add, cache=True)
 
 
 class _ChainState:

@@ -64,7 +64,9 @@ def pg_score_new(ps, u):
 
 
 @njit
-def pg_scores(ps, u, z, active, n_active, pos, died, out):
+def pg_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+    if k_old >= 0:
+        pg_remove(ps, u, k_old, z)
     for a in range(n_active):
         out[a] = pg_score(ps, u, active[a])
     out[n_active] = pg_score_new(ps, u)
@@ -105,7 +107,7 @@ def pg_split_delta(ps, k1, k2, km):
     return ps.log_alpha + _cluster(ps, k1) + _cluster(ps, k2) - _cluster(ps, km)
 
 
-register_provider(PoissonGammaState, remove=pg_remove, scores=pg_scores, add=pg_add, score=pg_score,
+register_provider(PoissonGammaState, scores=pg_scores, add=pg_add, score=pg_score,
                   reset=pg_reset, copy=pg_copy, split_delta=pg_split_delta)
 
 
@@ -236,6 +238,6 @@ def test_unregistered_state_and_bad_hooks_are_refused():
     with pytest.raises(InvalidParameterError, match="not a registered Gibbs provider"):
         GibbsChain(Prov(), 2, 3).sweep(np.arange(2), np.zeros(2), gibbs.no_side_information(2))
     with pytest.raises(InvalidParameterError, match="NamedTuple"):
-        register_provider(dict, remove=pg_remove, scores=pg_scores, add=pg_add)
+        register_provider(dict, scores=pg_scores, add=pg_add)
     with pytest.raises(InvalidParameterError, match="hook 'scores'"):
-        register_provider(Unregistered, remove=pg_remove, scores=lambda *args: None, add=pg_add)
+        register_provider(Unregistered, scores=lambda *args: None, add=pg_add)
