@@ -246,7 +246,7 @@ def test_adding_a_point_makes_the_pa_step_on_the_chains_weights():
     chain = GibbsChain(stats, 4, 5)
     chain.set_labels(np.array([0, 0, 1, 1]))
     chain.z[1] = -1  # the engine's scores hook takes point 1 out of cluster 0 (and scores it)
-    _gibbs_scores(stats.state, 1, 0, chain.z, chain.active, chain.n_clusters, 0, -1, np.empty(5))
+    _gibbs_scores(stats.state, 1, 0, chain.z, chain.active, chain.n_clusters, 0, -1, np.zeros(5), np.empty(5))
     before = stats.theta.copy()
     _gibbs_add(stats.state, 1, 0, False, chain.active, chain.n_clusters)
     x = model.Xn[1]

@@ -43,7 +43,7 @@ from ..errors import InvalidParameterError
 
 __all__ = ["register_provider", "GibbsChain", "HOOKS", "SPLIT_MERGE_HOOKS"]
 
-#: hooks every provider gives: ``scores(ps, u, k_old, z, active, n_active, pos, died, out)``
+#: hooks every provider gives: ``scores(ps, u, k_old, z, active, n_active, pos, died, side, out)``
 #: (take the item out of its slot and score it) and ``add(ps, u, k, new, active, n_active)``
 HOOKS = ("scores", "add")
 #: hooks that enable split–merge moves: ``score(ps, u, k)``, ``reset(ps, k)``,
@@ -64,12 +64,14 @@ def register_provider(state_class, *, scores, add, score=None, reset=None, copy=
         The class of the provider's state (arrays and scalars numba can type). Each
         provider needs its own class: the engine is specialised on it.
     scores, add : numba-jitted functions
-        ``scores(ps, u, k_old, z, active, n_active, pos, died, out)``: take item ``u``
-        out of slot ``k_old`` (``k_old < 0``: it is not placed yet; ``z[u]`` is already
-        -1, and ``died`` is ``k_old`` when the item was its last member, else -1), then
-        write the log weight of ``u`` joining each occupied slot ``active[a]`` (prior
-        and likelihood) into ``out[a]``, ``a < n_active``, and of ``u`` opening a new
-        cluster into ``out[n_active]`` (``pos``: the position in the sweep's order).
+        ``scores(ps, u, k_old, z, active, n_active, pos, died, side, out)``: take item
+        ``u`` out of slot ``k_old`` (``k_old < 0``: it is not placed yet; ``z[u]`` is
+        already -1, and ``died`` is ``k_old`` when the item was its last member, else
+        -1), then write the log weight of ``u`` joining each occupied slot ``active[a]``
+        (prior and likelihood) into ``out[a]``, ``a < n_active``, and of ``u`` opening a
+        new cluster into ``out[n_active]`` (``pos``: the position in the sweep's order).
+        A slot ``k`` with ``side[k] == -inf`` is forbidden by a hard cannot-link: its
+        entry is ignored and need not be computed.
         ``add(ps, u, k, new, active, n_active)``: put ``u`` into slot ``k`` (``new``: the
         slot was just opened, and is already in ``active``). Two calls per item: every
         call passes the whole state, so the removal and the per-cluster work sit inside
@@ -161,12 +163,12 @@ def _sweep_impl(hooks, ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start
             if count[k_old] == 0:  # the cluster goes: its slot returns to the free list
                 n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
                 died = k_old
-        _scores(ps, u, k_old, z, active, n_active, pos, died, logw)
         # side information: the signed weights of u's partners, per cluster
         for e in range(adj_ptr[u], adj_ptr[u + 1]):
             kv = z[adj_idx[e]]
             if kv >= 0:
                 side[kv] += adj_w[e]
+        _scores(ps, u, k_old, z, active, n_active, pos, died, side, logw)
         top = -np.inf
         for a in range(n_active):
             s = side[active[a]]

@@ -467,14 +467,15 @@ _log_pred_inline = njit(inline="always")(_log_pred.py_func)
 
 
 @njit(cache=True)
-def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     """Take item ``u`` out of slot ``k_old``, then: CRP weight times the collapsed
-    predictive of ``u`` in every active slot, and ``α Γ(m)`` times the prior predictive
-    for a new cluster (last)."""
+    predictive of ``u`` in every active slot not vetoed by a hard cannot-link, and
+    ``α Γ(m)`` times the prior predictive for a new cluster (last)."""
     if k_old >= 0:
         _remove(ps, u, k_old, z)
     for a in range(n_active):
-        out[a] = _log_pred_inline(ps, u, active[a])
+        if side[active[a]] != -np.inf:
+            out[a] = _log_pred_inline(ps, u, active[a])
     out[n_active] = _log_pred_inline(ps, u, PRIOR_SLOT)
 
 

@@ -235,7 +235,7 @@ class DCPGibbsState(NamedTuple):
 # The hooks unpack the state first: reading NamedTuple fields by name inside numba code
 # that then calls other functions costs reference-count traffic per array and call.
 @njit(cache=True)
-def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     """Take the block of item ``u`` out of slot ``k_old`` (a rank-one update per node),
     then ``−τ log det S_k(B)`` for every active slot (the block joining it), and
     ``−τ log det K_B`` for a new cluster (scored in the empty scratch slot), last."""
@@ -245,7 +245,8 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, out):
         for t in range(a0, a1):
             _remove_node(facs, mems, size, pos_, zn, inodes[t], x)
     for a in range(n_active):
-        out[a] = -tau * _score_block(K, facs, mems, size, pos_, zn, active[a], inodes, a0, a1, floor)
+        if side[active[a]] != -np.inf:  # a hard cannot-link vetoes the cluster: no need to score it
+            out[a] = -tau * _score_block(K, facs, mems, size, pos_, zn, active[a], inodes, a0, a1, floor)
     out[n_active] = -tau * _score_block(K, facs, mems, size, pos_, zn, scratch, inodes, a0, a1, floor)
 
 

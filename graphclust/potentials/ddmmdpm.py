@@ -212,7 +212,7 @@ _pa_step_inline = njit(inline="always")(_pa_step.py_func)
 # Every hook unpacks the state first: reading NamedTuple fields by name inside numba code
 # that then calls other functions costs reference-count traffic per array and call.
 @njit(cache=True)
-def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     """Detach the block of item ``u`` from slot ``k_old`` (its mass out, ``θ_k`` shrunk
     by ``removal_shrink``); draw the candidate ``θ_new`` (a fresh draw, or the emptied
     cluster's ``θ`` when ``reuse_singleton_theta``); then for every active cluster the

@@ -64,7 +64,7 @@ def pg_score_new(ps, u):
 
 
 @njit
-def pg_scores(ps, u, k_old, z, active, n_active, pos, died, out):
+def pg_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     if k_old >= 0:
         pg_remove(ps, u, k_old, z)
     for a in range(n_active):
