@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 import graphclust as gc
-from graphclust.dcp import _se_kernel
+from graphclust.potentials.dcp import _se_kernel
 
 
 # ---------------------------------------------------------------------- the NumPy peer

@@ -21,8 +21,9 @@ time, takes it out of its cluster and puts it back with probability
     \\qquad P(z_i = \\text{new} \\mid \\cdot) \\propto α\\, p(x_i)
 
 (``f``/``s``: how many of ``i``'s may-link / may-not-link partners cluster ``k`` holds).
-The sweep runs in one numba kernel; the likelihoods are the conjugate providers of
-:mod:`graphclust.potentials.conjugate`.
+The sweep and the split–merge moves are those of the shared Gibbs engine
+(:mod:`graphclust.inference.gibbs`); the likelihoods are the conjugate providers of
+:mod:`graphclust.potentials.conjugate`, which give the engine its scores.
 """
 
 import math
@@ -30,36 +31,15 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 from scipy.special import betaln
 
-from ._sampling import release_slot, sample_log_weights
 from ._utils import check_float, check_int, check_random_state, progress_bar
-from .base import (
-    ClusteringEstimator,
-    ClusteringResult,
-    check_is_fitted,
-    register_method,
-)
-from .errors import InvalidParameterError, ProblemTooLargeError
-from .potentials.conjugate import (
-    CONJUGATE,
-    DIRMULT,
-    FIRST_SLOT,
-    PRIOR_SLOT,
-    SCRATCH_SLOT,
-    _add,
-    _build,
-    _Conjugate,
-    _copy_slot,
-    _grow,
-    _log_marginal,
-    _log_pred,
-    _rebuild_slot,
-    _remove,
-    _reset_slot,
-)
+from .base import ClusteringResult, register_method
+from .bayesian import BayesianClusteringEstimator
+from .errors import InvalidParameterError
+from .inference.gibbs import GibbsChain
+from .potentials.conjugate import CONJUGATE, DIRMULT, FIRST_SLOT, _Conjugate, _log_marginal
 from .sideinfo import check_constraints, must_link_components
 
 __all__ = ["TVClust"]
@@ -69,256 +49,9 @@ _PQ_EPS = 1e-12
 #: cluster statistics are recomputed from scratch every this many sweeps (rank-one
 #: downdates accumulate rounding)
 _REFRESH_EVERY = 20
-#: at most this many distinct sampled partitions are candidates for the point estimate
-_MAX_CANDIDATES = 200
-#: dense co-clustering matrices are refused above this many nodes
-_MAX_DENSE_NODES = 20_000
 
 
 # ============================================================================ kernels
-@njit(cache=True)
-def _gibbs_sweep(kind, model, cl, items, scratch, z, adj, lp, lq, log_alpha, order, unif, start, book,
-                 active, where, free, side, logw):
-    """One collapsed Gibbs sweep over the items in ``order``, from position ``start``.
-
-    ``z[u]`` is the slot of item ``u`` (``-1``: not placed yet, as in the initial
-    sequential pass). ``adj`` is the item-level side-information graph in CSR form
-    ``(ptr, idx, kind, weight)``, kind 0 = may-link (adds ``weight·lp`` to the log
-    weight of the partner's cluster), 1 = may-not-link (adds ``weight·lq``), 2 = hard
-    cannot-link (forbids the partner's cluster). ``active[:book[0]]`` lists the
-    occupied slots (``where`` is its inverse) and ``free[:book[1]]`` the free ones.
-    Returns the position reached: ``len(order)``, or earlier when no free slot is left
-    (the caller grows the arrays and resumes).
-    """
-    adj_ptr, adj_idx, adj_kind, adj_w = adj
-    cn = cl[0]
-    im = items[0]
-    n = order.shape[0]
-    n_active = book[0]
-    n_free = book[1]
-    for pos in range(start, n):
-        if n_free == 0:
-            book[0] = n_active
-            book[1] = n_free
-            return pos
-        u = order[pos]
-        k_old = z[u]
-        if k_old >= FIRST_SLOT:
-            z[u] = -1
-            if not _remove(kind, u, k_old, model, cl, items, scratch):
-                _rebuild_slot(kind, k_old, model, cl, items, scratch, z)
-            if cn[k_old] < 0.5:  # the cluster is gone: its slot returns to the free list
-                n_active, n_free = release_slot(k_old, active, where, free, n_active, n_free)
-        # side information: friends and strangers of u in every cluster
-        for e in range(adj_ptr[u], adj_ptr[u + 1]):
-            kv = z[adj_idx[e]]
-            if kv >= FIRST_SLOT:
-                t = adj_kind[e]
-                if t == 0:
-                    side[kv] += adj_w[e] * lp
-                elif t == 1:
-                    side[kv] += adj_w[e] * lq
-                else:
-                    side[kv] = -np.inf
-        mu = im[u]
-        top = -np.inf
-        for a in range(n_active):
-            k = active[a]
-            s = side[k]
-            if s == -np.inf:
-                logw[a] = -np.inf
-                continue
-            nk = cn[k]
-            crp = math.log(nk) if mu == 1.0 else math.lgamma(nk + mu) - math.lgamma(nk)
-            v = crp + _log_pred(kind, u, k, model, cl, items, scratch) + s
-            logw[a] = v
-            if v > top:
-                top = v
-        v = log_alpha + (0.0 if mu == 1.0 else math.lgamma(mu)) + _log_pred(kind, u, PRIOR_SLOT, model, cl,
-                                                                          items, scratch)
-        logw[n_active] = v
-        if v > top:
-            top = v
-        choice = sample_log_weights(logw, n_active + 1, top, unif[pos])
-        for e in range(adj_ptr[u], adj_ptr[u + 1]):
-            kv = z[adj_idx[e]]
-            if kv >= FIRST_SLOT:
-                side[kv] = 0.0
-        if choice == n_active:
-            n_free -= 1
-            k = free[n_free]
-            active[n_active] = k
-            where[k] = n_active
-            n_active += 1
-        else:
-            k = active[choice]
-        _add(kind, u, k, model, cl, items, scratch)
-        z[u] = k
-    book[0] = n_active
-    book[1] = n_free
-    return n
-
-
-@njit(cache=True)
-def _crp_log(nk, mu):
-    """``log Γ(n_k + m) − log Γ(n_k)``: ``m`` points joining a cluster of ``n_k``."""
-    return math.log(nk) if mu == 1.0 else math.lgamma(nk + mu) - math.lgamma(nk)
-
-
-@njit(cache=True)
-def _split_merge(kind, model, cl, items, scratch, z, adj, lp, lq, log_alpha, n_attempts, seed, book, active, where,
-                 free, tmp, members):
-    """Sequentially-allocated split–merge moves (Dahl 2005), Metropolis–Hastings.
-
-    Two distinct items ``i, j`` are drawn. If they share a cluster ``S``, a split is
-    proposed: ``i`` and ``j`` seed two new clusters and the other members of ``S`` are
-    allocated one at a time, in random order, in proportion to the CRP weight, the
-    predictive and the side-information factor given the members allocated so far.
-    If they are in different clusters, their merge is proposed, and the probability of
-    the reverse split is the product of the same allocation probabilities for the
-    current assignment. Acceptance uses the exact target ratio, side information
-    included. Uses numba's generator seeded with ``seed``; needs two free slots and
-    the scratch slot. Returns the number of accepted moves.
-    """
-    np.random.seed(seed)
-    adj_ptr, adj_idx, adj_kind, adj_w = adj
-    cn = cl[0]
-    im = items[0]
-    n = z.shape[0]
-    accepted = 0
-    for attempt in range(n_attempts):
-        if n < 2 or book[1] < 2:
-            break
-        i = np.random.randint(n)
-        j = np.random.randint(n - 1)
-        if j >= i:
-            j += 1
-        ki = z[i]
-        kj = z[j]
-        split = ki == kj
-        ms = 0
-        for u in range(n):
-            if u != i and u != j and (z[u] == ki or z[u] == kj):
-                members[ms] = u
-                ms += 1
-        for a in range(ms - 1, 0, -1):
-            b = np.random.randint(a + 1)
-            t = members[a]
-            members[a] = members[b]
-            members[b] = t
-        nf = book[1]
-        si = free[nf - 1]
-        sj = free[nf - 2]
-        _reset_slot(si, cl)
-        _reset_slot(sj, cl)
-        _add(kind, i, si, model, cl, items, scratch)
-        _add(kind, j, sj, model, cl, items, scratch)
-        tmp[i] = 1
-        tmp[j] = 2
-        logq = 0.0
-        for a in range(ms):
-            u = members[a]
-            side_i = 0.0
-            side_j = 0.0
-            for e in range(adj_ptr[u], adj_ptr[u + 1]):
-                t = tmp[adj_idx[e]]
-                if t > 0:
-                    kd = adj_kind[e]
-                    if kd == 0:
-                        val = adj_w[e] * lp
-                    elif kd == 1:
-                        val = adj_w[e] * lq
-                    else:
-                        val = -np.inf
-                    if t == 1:
-                        side_i += val
-                    else:
-                        side_j += val
-            mu = im[u]
-            li = _crp_log(cn[si], mu) + _log_pred(kind, u, si, model, cl, items, scratch) + side_i
-            lj = _crp_log(cn[sj], mu) + _log_pred(kind, u, sj, model, cl, items, scratch) + side_j
-            top = max(li, lj)
-            if top == -np.inf:
-                log_pi, log_pj = -np.inf, -np.inf
-            else:
-                lse = top + math.log(math.exp(li - top) + math.exp(lj - top))
-                log_pi, log_pj = li - lse, lj - lse
-            if split:
-                go_i = np.random.random() < math.exp(log_pi)
-            else:
-                go_i = z[u] == ki
-            if go_i:
-                logq += log_pi
-                _add(kind, u, si, model, cl, items, scratch)
-                tmp[u] = 1
-            else:
-                logq += log_pj
-                _add(kind, u, sj, model, cl, items, scratch)
-                tmp[u] = 2
-        # pairs that the split separates, and the merged cluster built from scratch
-        cross = 0.0
-        hard = False
-        _copy_slot(si, SCRATCH_SLOT, cl)
-        for a in range(ms + 2):
-            u = i if a == ms else (j if a == ms + 1 else members[a])
-            if tmp[u] == 2:
-                _add(kind, u, SCRATCH_SLOT, model, cl, items, scratch)
-            for e in range(adj_ptr[u], adj_ptr[u + 1]):
-                t = tmp[adj_idx[e]]
-                if t > 0 and t != tmp[u]:
-                    kd = adj_kind[e]
-                    if kd == 0:
-                        cross += adj_w[e] * lp
-                    elif kd == 1:
-                        cross += adj_w[e] * lq
-                    else:
-                        hard = True
-        cross *= 0.5
-        # log π(split) − log π(merged)
-        delta = (log_alpha + math.lgamma(cn[si]) + math.lgamma(cn[sj]) - math.lgamma(cn[SCRATCH_SLOT])
-                 + _log_marginal(kind, si, model, cl) + _log_marginal(kind, sj, model, cl)
-                 - _log_marginal(kind, SCRATCH_SLOT, model, cl) - cross)
-        if split:
-            if math.log(np.random.random()) < delta - logq:
-                _copy_slot(si, ki, cl)
-                free[nf - 2] = si  # sj leaves the free list, si stays on it
-                book[1] = nf - 1
-                active[book[0]] = sj
-                where[sj] = book[0]
-                book[0] += 1
-                for a in range(ms + 2):
-                    u = i if a == ms else (j if a == ms + 1 else members[a])
-                    if tmp[u] == 2:
-                        z[u] = sj
-                _reset_slot(si, cl)
-                accepted += 1
-            else:
-                _reset_slot(si, cl)
-                _reset_slot(sj, cl)
-        else:
-            if not hard and math.log(np.random.random()) < logq - delta:
-                _copy_slot(SCRATCH_SLOT, ki, cl)
-                for a in range(ms + 2):
-                    u = i if a == ms else (j if a == ms + 1 else members[a])
-                    if tmp[u] == 2:
-                        z[u] = ki
-                a = where[kj]
-                last = active[book[0] - 1]
-                active[a] = last
-                where[last] = a
-                book[0] -= 1
-                _reset_slot(kj, cl)
-                free[nf] = kj
-                book[1] = nf + 1
-                accepted += 1
-            _reset_slot(si, cl)
-            _reset_slot(sj, cl)
-        for a in range(ms + 2):
-            u = i if a == ms else (j if a == ms + 1 else members[a])
-            tmp[u] = 0
-    return accepted
-
-
 @njit(cache=True)
 def _cluster_terms(kind, model, cl, active, n_active):
     """``(Σ_k log Γ(n_k), Σ_k log m(X_k))`` over the occupied slots."""
@@ -332,173 +65,8 @@ def _cluster_terms(kind, model, cl, active, n_active):
     return g, ml
 
 
-@njit(cache=True)
-def _canonical_rows(Z):
-    """Relabel every row ``0, 1, ...`` in order of first appearance (int32)."""
-    S, n = Z.shape
-    out = np.empty((S, n), dtype=np.int32)
-    top = 0
-    for s in range(S):
-        for i in range(n):
-            if Z[s, i] > top:
-                top = Z[s, i]
-    seen = np.full(top + 1, -1, dtype=np.int64)
-    for s in range(S):
-        nxt = 0
-        for i in range(n):
-            lab = Z[s, i]
-            if seen[lab] < 0:
-                seen[lab] = nxt
-                nxt += 1
-            out[s, i] = seen[lab]
-        for i in range(n):
-            seen[Z[s, i]] = -1
-    return out
-
-
-@njit(cache=True)
-def _binder_terms(U, w, cand, nw):
-    """For unique partitions ``U`` (rows, canonical labels) with posterior weights
-    ``w`` and node multiplicities ``nw`` per item: for each candidate row ``c`` the
-    number of co-clustered node pairs ``Σ_{i<j} δ^c_ij`` and ``Σ_{i<j} δ^c_ij P_ij``
-    (by contingency tables, without the n×n matrix), and ``Σ_{i<j} P_ij``."""
-    nu, n = U.shape
-    K = 0
-    for s in range(nu):
-        for i in range(n):
-            if U[s, i] + 1 > K:
-                K = U[s, i] + 1
-    table = np.zeros(K * K)
-    sizes = np.zeros(K)
-    # Σ_{i<j} P_ij
-    psum = 0.0
-    for s in range(nu):
-        for i in range(n):
-            sizes[U[s, i]] += nw[i]
-        t = 0.0
-        for i in range(n):
-            v = sizes[U[s, i]]
-            if v != 0.0:
-                t += 0.5 * v * (v - 1.0)
-                sizes[U[s, i]] = 0.0
-        psum += w[s] * t
-    own = np.zeros(cand.shape[0])
-    cross = np.zeros(cand.shape[0])
-    for ci in range(cand.shape[0]):
-        c = cand[ci]
-        for i in range(n):
-            sizes[U[c, i]] += nw[i]
-        t = 0.0
-        for i in range(n):
-            v = sizes[U[c, i]]
-            if v != 0.0:
-                t += 0.5 * v * (v - 1.0)
-                sizes[U[c, i]] = 0.0
-        own[ci] = t
-        acc = 0.0
-        for s in range(nu):
-            for i in range(n):
-                table[U[c, i] * K + U[s, i]] += nw[i]
-            t = 0.0
-            for i in range(n):
-                key = U[c, i] * K + U[s, i]
-                v = table[key]
-                if v != 0.0:
-                    t += 0.5 * v * (v - 1.0)
-                    table[key] = 0.0
-            acc += w[s] * t
-        cross[ci] = acc
-    return own, cross, psum
-
-
-@njit(cache=True)
-def _pair_probabilities(U, w, a, b):
-    """``P_ab = Σ_s w_s [U_s[a] = U_s[b]]`` for item pairs ``(a, b)``."""
-    out = np.zeros(a.shape[0])
-    for s in range(U.shape[0]):
-        for e in range(a.shape[0]):
-            if U[s, a[e]] == U[s, b[e]]:
-                out[e] += w[s]
-    return out
-
-
-# ============================================================================ chain state
-class _Chain:
-    """Working arrays of one chain: cluster statistics in slots, the active and free
-    slot lists, and scratch space for the kernel. Grows by doubling."""
-
-    def __init__(self, provider, model, n_items, capacity):
-        self.provider = provider
-        self.model = model
-        self.cl = provider._empty(model, capacity)
-        self.z = np.full(n_items, -1, dtype=np.int64)
-        self.tmp = np.zeros(n_items, dtype=np.int8)
-        self.members = np.zeros(n_items, dtype=np.int64)
-        self.book = np.zeros(2, dtype=np.int64)
-        self._lists(capacity, first=True)
-
-    def _lists(self, capacity, first=False):
-        if first:
-            self.active = np.zeros(capacity, dtype=np.int64)
-            self.where = np.zeros(capacity, dtype=np.int64)
-            # a stack: the lowest free slot is on top (last)
-            self.free = np.zeros(capacity, dtype=np.int64)
-            slots = np.arange(capacity - 1, FIRST_SLOT - 1, -1)
-            self.free[:len(slots)] = slots
-            self.book[1] = len(slots)
-        else:
-            old = len(self.active)
-            for name in ("active", "where", "free"):
-                arr = np.zeros(capacity, dtype=np.int64)
-                arr[:old] = getattr(self, name)
-                setattr(self, name, arr)
-            n_free = self.book[1]
-            new = np.arange(capacity - 1, old - 1, -1)
-            # new slots go under the existing free ones, so lower slots are reused first
-            self.free[len(new):len(new) + n_free] = self.free[:n_free].copy()
-            self.free[:len(new)] = new
-            self.book[1] = n_free + len(new)
-        self.side = np.zeros(capacity)
-        self.logw = np.zeros(capacity + 1)
-
-    def grow(self):
-        capacity = 2 * len(self.active)
-        self.cl = _grow(self.cl, capacity)
-        self._lists(capacity)
-
-    def set_labels(self, labels, kind, items, scratch):
-        """Start from given labels (``0..K-1`` per item)."""
-        need = FIRST_SLOT + int(labels.max()) + 1
-        while len(self.active) < need + 1:
-            self.grow()
-        self.z = labels.astype(np.int64) + FIRST_SLOT
-        _build(kind, self.model, self.cl, items, scratch, self.z)
-        used = np.unique(self.z)
-        capacity = len(self.active)
-        self.active[:len(used)] = used
-        self.where[used] = np.arange(len(used))
-        free = np.setdiff1d(np.arange(FIRST_SLOT, capacity), used)[::-1]
-        self.free[:len(free)] = free
-        self.book[:] = (len(used), len(free))
-
-    def sweep(self, kind, items, scratch, adj, lp, lq, log_alpha, order, unif):
-        pos = 0
-        while True:
-            pos = _gibbs_sweep(kind, self.model, self.cl, items, scratch, self.z, adj, lp, lq, log_alpha, order,
-                               unif, pos, self.book, self.active, self.where, self.free, self.side, self.logw)
-            if pos >= len(order):
-                return
-            self.grow()
-
-    def split_merge(self, kind, items, scratch, adj, lp, lq, log_alpha, n_attempts, seed):
-        while self.book[1] < n_attempts + 1:  # every accepted split takes one slot
-            self.grow()
-        return _split_merge(kind, self.model, self.cl, items, scratch, self.z, adj, lp, lq, log_alpha, n_attempts,
-                            seed, self.book, self.active, self.where, self.free, self.tmp, self.members)
-
-
 # ============================================================================ estimator
-class TVClust(ClusteringEstimator):
+class TVClust(BayesianClusteringEstimator):
     """Dirichlet-process mixture clustering with noisy side information (TVClust),
     by collapsed Gibbs sampling.
 
@@ -719,7 +287,7 @@ class TVClust(ClusteringEstimator):
                 raise InvalidParameterError(f"{pname} of {name} must be a pair of numbers > 0, got {value!r}") from None
             check_float(a, f"{pname}[0] of {name}", low=0.0, low_open=True)
             check_float(b, f"{pname}[1] of {name}", low=0.0, low_open=True)
-        _check_chain_schedule(self, name)
+        self._check_chain_schedule(name)
         check_int(self.n_split_merge, f"n_split_merge of {name}", low=0)
         if isinstance(self.init, str) and self.init not in ("sequential", "rdpmeans"):
             raise InvalidParameterError(
@@ -767,7 +335,14 @@ class TVClust(ClusteringEstimator):
         order_e = np.argsort(src, kind="stable")
         ptr = np.zeros(n_items + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=n_items), out=ptr[1:])
-        adj = (ptr, dst[order_e].astype(np.int64), kinds[order_e], ws[order_e].astype(np.float64))
+        adj_idx, adj_kind, adj_w = dst[order_e].astype(np.int64), kinds[order_e], ws[order_e].astype(np.float64)
+
+        def side_weights(lp, lq):
+            # the engine's signed log weights: w·log(p/(1−q)), w·log((1−p)/q), −inf (hard)
+            signed = adj_w * np.where(adj_kind == 0, lp, lq)
+            signed[adj_kind == 2] = -np.inf
+            return ptr, adj_idx, signed
+
         w_ml, w_cl = sw * s_ml, sw * ~s_ml
 
         init = None
@@ -789,11 +364,7 @@ class TVClust(ClusteringEstimator):
             # the first node of every item decides its label
             init = np.unique(labels0[np.unique(comp, return_index=True)[1]], return_inverse=True)[1].astype(np.int64)
 
-        n_iter = int(self.n_iter)
-        burn_in = n_iter // 2 if self.burn_in is None else int(self.burn_in)
-        thin = int(self.thin)
-        kept_idx = np.arange(burn_in, n_iter, thin)
-        C = int(self.n_chains)
+        n_iter, burn_in, thin, kept_idx, C = self._schedule()
         traces = {key: np.zeros((C, n_iter)) for key in ("log_joint", "n_clusters", "p", "q", "alpha")}
         pair_counts = np.zeros((C, n_iter, 4))
         samples = np.empty((C * len(kept_idx), n_items), dtype=np.int64)
@@ -807,24 +378,26 @@ class TVClust(ClusteringEstimator):
         row = 0
         for c, chain_rng in enumerate(rng.spawn(C)):
             p, q, alpha = float(self.p), float(self.q), float(self.alpha)
-            chain = _Chain(provider, model, n_items, FIRST_SLOT + min(n_items, 16) + 1)
+            stats = provider.gibbs_statistics(model, items, scratch, FIRST_SLOT + min(n_items, 16) + 1)
+            chain = GibbsChain(stats, n_items, len(stats.cl[0]), first_slot=stats.first_slot)
             lp, lq = math.log(p / (1.0 - q)), math.log((1.0 - p) / q)
+            adj = side_weights(lp, lq)
+            stats.log_alpha = math.log(alpha)
             if init is None:
-                chain.sweep(kind, items, scratch, adj, lp, lq, math.log(alpha), chain_rng.permutation(n_items),
-                            chain_rng.random(n_items))
+                chain.sweep(chain_rng.permutation(n_items), chain_rng.random(n_items), adj)
             else:
-                chain.set_labels(init, kind, items, scratch)
+                chain.set_labels(init)
             for t in range(n_iter):
                 order = chain_rng.permutation(n_items)
                 unif = chain_rng.random(n_items)
                 t0 = time.perf_counter()
-                chain.sweep(kind, items, scratch, adj, lp, lq, math.log(alpha), order, unif)
+                stats.log_alpha = math.log(alpha)
+                chain.sweep(order, unif, adj)
                 if n_sm:
-                    accepted += chain.split_merge(kind, items, scratch, adj, lp, lq, math.log(alpha), n_sm,
-                                                  int(chain_rng.integers(2**31 - 1)))
+                    accepted += chain.split_merge(adj, n_sm, int(chain_rng.integers(2**31 - 1)), stats.scratch_slot)
                 sweep_seconds += time.perf_counter() - t0
                 if (t + 1) % _REFRESH_EVERY == 0:
-                    _build(kind, model, chain.cl, items, scratch, chain.z)
+                    stats.build(chain.z)
                 z = chain.z
                 same = z[sa] == z[sb]
                 n11, n01 = float(w_ml[same].sum()), float(w_cl[same].sum())
@@ -833,10 +406,11 @@ class TVClust(ClusteringEstimator):
                     p = min(max(chain_rng.beta(ap + n11, bp + n01), _PQ_EPS), 1.0 - _PQ_EPS)
                     q = min(max(chain_rng.beta(aq + n00, bq + n10), _PQ_EPS), 1.0 - _PQ_EPS)
                     lp, lq = math.log(p / (1.0 - q)), math.log((1.0 - p) / q)
+                    adj = side_weights(lp, lq)
                 K = int(chain.book[0])
                 if self.learn_alpha:
                     alpha = _escobar_west(alpha, K, N, a_alpha, b_alpha, chain_rng)
-                g, ml = _cluster_terms(kind, model, chain.cl, chain.active, K)
+                g, ml = _cluster_terms(kind, model, stats.cl, chain.active, K)
                 lj = (K * math.log(alpha) + math.lgamma(alpha) - math.lgamma(alpha + N) + g + ml + const
                       + n11 * math.log(p) + n01 * math.log1p(-p) + n00 * math.log(q) + n10 * math.log1p(-q))
                 if self.learn_pq:
@@ -858,96 +432,19 @@ class TVClust(ClusteringEstimator):
 
         # ---------------------------------------------------------------- summaries
         best_row = int(np.argmax(kept_lj)) if self.point_estimate == "map" else None
-        labels, loss, attrs = _posterior_summaries(problem, samples, comp, n_items, best_row)
-        for key, value in attrs.items():
-            setattr(self, key, value)
+        labels, loss, n_distinct = self._summarise(problem, samples, comp, n_items, best_row)
         kept = traces["p"][:, kept_idx]
         self.p_ = float(kept.mean())
         self.q_ = float(traces["q"][:, kept_idx].mean())
         self.alpha_ = float(traces["alpha"][:, kept_idx].mean())
         self.log_joint_ = traces["log_joint"]
         self.likelihood_ = provider
-        info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": int(len(self._posterior[0])),
+        info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": n_distinct,
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds,
                 "n_sweeps": int(C * n_iter), "point_estimate": self.point_estimate,
                 "split_merge_accepted": int(accepted), "pair_counts": pair_counts}
         return labels, ClusteringResult(objective=loss, history=traces["log_joint"][0].tolist(),
                                         info=info)
-
-    # ------------------------------------------------------------------ results
-    def coclustering(self, pairs=None):
-        """Posterior probability that nodes share a cluster.
-
-        Parameters
-        ----------
-        pairs : array-like of shape (n_pairs, 2) or None, default=None
-            Node *indices* (positions in ``nodes_``). ``None`` returns the dense
-            ``(n_nodes, n_nodes)`` matrix (refused above 20 000 nodes).
-
-        Returns
-        -------
-        ndarray of shape (n_pairs,) or (n_nodes, n_nodes)
-        """
-        check_is_fitted(self)
-        uniq, w, comp = self._posterior
-        n = len(comp)
-        if pairs is not None:
-            pairs = np.asarray(pairs)
-            if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
-                raise InvalidParameterError(f"pairs must be an integer array of shape (n_pairs, 2), got {pairs.shape}")
-            if len(pairs) and (pairs.min() < 0 or pairs.max() >= n):
-                raise InvalidParameterError(f"pairs must hold node indices in [0, {n})")
-            return _pair_probabilities(uniq, w, comp[pairs[:, 0]], comp[pairs[:, 1]]) / w.sum()
-        if n > _MAX_DENSE_NODES:
-            raise ProblemTooLargeError(
-                f"a dense co-clustering matrix of {n} nodes needs {8 * n * n / 1e9:.1f} GB; ask for pairs= instead, "
-                "or read coclustering_ (constraint pairs and graph edges)"
-            )
-        n_items = uniq.shape[1]
-        P = np.zeros((n_items, n_items))
-        for s in range(len(uniq)):
-            B = np.zeros((n_items, int(uniq[s].max()) + 1))
-            B[np.arange(n_items), uniq[s]] = 1.0
-            P += w[s] * (B @ B.T)
-        return P[np.ix_(comp, comp)] / w.sum()
-
-
-def _posterior_summaries(problem, samples, comp, n_items, candidate_row=None):
-    """Summaries of kept samples (item labels, one row per sample), shared by TVClust,
-    DCP and dd-MMDPM: the point estimate minimising Binder's loss among the most
-    frequent partitions (ties: earliest sampled) — or the partition of sample
-    ``candidate_row`` alone (MAP, last sample) —, the co-clustering probabilities on
-    constraint pairs and data-graph edges, and the posterior of the number of
-    clusters. Returns ``(labels, loss, attrs)`` with the fitted attributes in ``attrs``."""
-    n = problem.n_nodes
-    canon = _canonical_rows(samples)
-    uniq, first_at, inverse, freq = np.unique(canon, axis=0, return_index=True, return_inverse=True,
-                                              return_counts=True)
-    counts_u = freq.astype(np.float64)  # co-clustering probabilities as count / total: exact 0 and 1
-    weights_u = counts_u / counts_u.sum()
-    nw = np.bincount(comp, minlength=n_items).astype(np.float64)  # nodes per item
-    if candidate_row is not None:
-        cand = np.array([int(inverse.reshape(-1)[candidate_row])], dtype=np.int64)
-    else:
-        cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
-    own, crossed, psum = _binder_terms(uniq, weights_u, cand, nw)
-    losses = own + psum - 2.0 * crossed
-    pick = int(np.argmin(losses))
-    labels = uniq[cand[pick]][comp].astype(np.int64)
-    upper = sp.triu(problem.W, k=1).tocoo()
-    pa = np.concatenate([problem.constraints[:, 0], upper.row.astype(np.int64)])
-    pb = np.concatenate([problem.constraints[:, 1], upper.col.astype(np.int64)])
-    key = np.unique(pa * n + pb)
-    pa, pb = key // n, key % n
-    prob = _pair_probabilities(uniq, counts_u, comp[pa], comp[pb]) / counts_u.sum()
-    cocl = sp.csr_array((np.concatenate([prob, prob]), (np.concatenate([pa, pb]), np.concatenate([pb, pa]))),
-                        shape=(n, n))
-    cocl.sort_indices()
-    k_samples = np.array([len(np.unique(r)) for r in uniq])
-    attrs = {"samples_": canon[:, comp], "coclustering_": cocl,
-             "n_clusters_posterior_": np.bincount(k_samples, weights=weights_u), "_posterior": (uniq, counts_u, comp)}
-    return labels, float(losses[pick]), attrs
-
 
 def _escobar_west(alpha, K, N, a, b, rng):
     """One draw of ``α | K`` under a Gamma(a, b) prior (Escobar & West 1995, §6)."""
@@ -956,20 +453,6 @@ def _escobar_west(alpha, K, N, a, b, rng):
     odds = (a + K - 1.0) / (N * rate)
     shape = a + K if rng.random() < odds / (1.0 + odds) else a + K - 1.0
     return max(rng.gamma(shape, 1.0 / rate), 1e-300)
-
-
-def _check_chain_schedule(est, name):
-    """``n_iter``, ``burn_in``, ``thin`` and ``n_chains`` of a Gibbs sampler (TVClust,
-    DCP, dd-MMDPM): ``burn_in`` must leave at least one sample."""
-    n_iter = check_int(est.n_iter, f"n_iter of {name}", low=1)
-    if est.burn_in is not None:
-        check_int(est.burn_in, f"burn_in of {name}", low=0)
-        if est.burn_in >= n_iter:
-            raise InvalidParameterError(
-                f"burn_in of {name} ({est.burn_in}) must be smaller than n_iter ({n_iter}), or no sample is kept"
-            )
-    check_int(est.thin, f"thin of {name}", low=1)
-    check_int(est.n_chains, f"n_chains of {name}", low=1)
 
 
 def _log_beta_pdf(x, a, b):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import graphclust as gc
-from graphclust.dcp import _partition_logdet, _se_kernel, _singleton_items, _Store
+from graphclust.potentials.dcp import _no_adjacency, _partition_logdet, _se_kernel, _singleton_items, _Store
 from graphclust.errors import InfeasibleConstraintsError, InvalidFeaturesError, InvalidParameterError
 
 
@@ -47,7 +47,7 @@ def test_incremental_scores_equal_logdet_differences(rng):
     st = _Store(K, iptr, inodes, 1e-6)
     labels = rng.integers(0, 3, 14)
     st.set_labels(labels)
-    from graphclust.dcp import _append, _node_scores, _remove_node
+    from graphclust.potentials.dcp import _append, _node_scores, _remove_node
 
     for _ in range(300):
         i = int(rng.integers(14))
@@ -208,6 +208,26 @@ def test_exchange_without_labels_samples_the_prior():
     log_tau, log_ell = np.log(info["tau"][0, 300:]), np.log(info["lengthscale"][0, 300:, 0])
     assert log_tau.mean() == pytest.approx(0.3, abs=0.15) and log_tau.std() == pytest.approx(0.7, abs=0.15)
     assert log_ell.mean() == pytest.approx(0.0, abs=0.12) and log_ell.std() == pytest.approx(0.5, abs=0.1)
+
+
+@pytest.mark.parametrize("ell0", [2.0, 0.125], ids=["from-above", "from-below"])
+def test_exchange_moves_the_lengthscale_towards_a_planted_value(ell0):
+    """Partitions drawn from the DCP at a known lengthscale ℓ* = 0.5 (60 sweeps of the
+    unconstrained sampler at τ = 2 on 60 uniform points), three quarters of the nodes
+    labelled by the draw: started 4 times too long or too short, the learnt ℓ ends
+    much closer to ℓ* than it started (a weak prior, log-sd 2, centred on the start)."""
+    rng = np.random.default_rng(0)
+    n, ell_star = 60, 0.5
+    X = rng.uniform(0.0, 4.0, (n, 2))
+    st = _Store(_se_kernel(X, np.array([ell_star]), 1e-6), *_singleton_items(n), 1e-6)
+    for _ in range(60):
+        st.sweep(rng.permutation(n), rng.random(n), _no_adjacency(n), 2.0)
+    z = st.node_labels()
+    S = gc.SideInfo.from_labels({i: int(z[i]) for i in range(n) if i % 4})
+    est = gc.DCP(tau=2.0, learn_tau=False, lengthscale=ell0, standardize=False, lengthscale_prior_sd=2.0,
+                 n_iter=300, n_aux_sweeps=3, random_state=0).fit(X, S)
+    start, learnt = abs(np.log(ell0 / ell_star)), abs(np.log(est.lengthscale_[0] / ell_star))
+    assert learnt < 0.25 * start
 
 
 def test_exchange_learns_a_lengthscale_and_traces():

@@ -9,7 +9,9 @@ import pytest
 import scipy.sparse as sp
 
 import graphclust as gc
-from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials, _pa_step
+from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials
+from graphclust.inference.gibbs import GibbsChain
+from graphclust.potentials.ddmmdpm import _ChainState, _gibbs_add, _gibbs_scores, _pa_step
 from graphclust.errors import (
     InfeasibleConstraintsError,
     InvalidFeaturesError,
@@ -229,6 +231,42 @@ def test_pa_step_never_increases_the_hinge_loss():
         _pa_step(x, x @ x, k, theta, tsq, active, 4, 0.5, 1.0, False, x)
         assert loss() <= before + 1e-12
         np.testing.assert_allclose(tsq, (theta * theta).sum(1))
+
+
+def test_adding_a_point_makes_the_pa_step_on_the_chains_weights():
+    """The chain's add step (the engine's ``add`` hook) trains θ: point 1 goes back into
+    cluster 0 and the weights move by the PA-I update, θ_0 + τx and θ_rival − τx,
+    τ = min(C, hinge / (2‖x‖²)), against the hand computation."""
+    X = np.array([[0.0, 0.0], [1.0, 0.2], [3.0, 3.0], [3.2, 2.7]])
+    pot = DDMMDPMPotentials(similarity="sum", gamma=1.0, pa_cap=10.0, margin=1.0, removal_shrink=0.0)
+    model = pot.model(gc.Problem.from_array(X))
+    theta = np.zeros((5, 2))
+    theta[:2] = [[0.1, -0.2], [0.3, 0.1]]
+    stats = _ChainState(model, pot._log_new_unit(model.N), pot._params(), theta)
+    chain = GibbsChain(stats, 4, 5)
+    chain.set_labels(np.array([0, 0, 1, 1]))
+    chain.z[1] = -1  # the engine's scores hook takes point 1 out of cluster 0 (and scores it)
+    _gibbs_scores(stats.state, 1, 0, chain.z, chain.active, chain.n_clusters, 0, -1, np.zeros(5), np.empty(5))
+    before = stats.theta.copy()
+    _gibbs_add(stats.state, 1, 0, False, chain.active, chain.n_clusters)
+    x = model.Xn[1]
+    s = before[:2] @ x
+    hinge = 1.0 - s[0] + s[1]
+    assert hinge > 0.0
+    tau = min(10.0, hinge / (2.0 * x @ x))
+    np.testing.assert_allclose(stats.theta[0], before[0] + tau * x)
+    np.testing.assert_allclose(stats.theta[1], before[1] - tau * x)
+    np.testing.assert_allclose(stats.tsq[:2], (stats.theta[:2] ** 2).sum(1))
+
+
+def test_the_max_margin_steps_change_the_fitted_weights():
+    """Over whole sweeps: without PA steps (pa_cap=0, no shrinking) every θ stays a
+    draw of the base measure; with them the same seed ends with other weights."""
+    X, y = blobs()
+    kw = {"similarity": "sum", "removal_shrink": 0.0, "n_iter": 5, "init": y, "random_state": 0}
+    off = DDMMDPM(pa_cap=0.0, **kw).fit(X)
+    on = DDMMDPM(pa_cap=0.5, **kw).fit(X)
+    assert off.theta_.shape != on.theta_.shape or not np.allclose(off.theta_, on.theta_)
 
 
 @pytest.mark.parametrize("est", [

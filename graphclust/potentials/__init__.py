@@ -3,8 +3,10 @@
 from .base import NodePotentials
 from .centroids import DISTORTIONS, Centroids
 from .conjugate import CONJUGATE, DirichletMultinomial, NormalInverseGamma, NormalInverseWishart
+from .dcp import DCPKernel
+from .ddmmdpm import DDMMDPMPotentials
 from .dpcentroids import DPCentroids
 from .gaussian import DiagonalGaussian
 
 __all__ = ["NodePotentials", "Centroids", "DISTORTIONS", "NormalInverseWishart", "NormalInverseGamma",
-           "DirichletMultinomial", "CONJUGATE", "DiagonalGaussian", "DPCentroids"]
+           "DirichletMultinomial", "CONJUGATE", "DCPKernel", "DDMMDPMPotentials", "DPCentroids", "DiagonalGaussian"]

@@ -160,19 +160,20 @@ def test_block_predictive_is_the_joint_predictive(cls, rng):
     lik = cls()
     P = gc.Problem.from_array(X)
     model, items, scratch = lik._setup(P, comp, 5)
-    from graphclust.potentials.conjugate import FIRST_SLOT, _build, _log_pred
+    from graphclust.potentials.conjugate import FIRST_SLOT, ConjugateGibbsState, _build, _log_pred
 
     cl = lik._empty(model, FIRST_SLOT + 3)
     z = np.array([0, 0, -1, 1, -1]) + FIRST_SLOT
     z[z < FIRST_SLOT] = -1
-    _build(lik.kind, model, cl, items, scratch, z)
+    st = ConjugateGibbsState(lik.kind, model, cl, items, scratch, 0.0, False)
+    _build(st, z)
     logml = ORACLE[cls]
     in0 = np.flatnonzero(np.isin(comp, [0, 1]))
     for item, k, slot in [(3, 0, FIRST_SLOT), (2, 1, FIRST_SLOT + 1), (3, None, 0)]:
         pts = X[comp == item]
         base = X[in0] if k == 0 else (X[comp == 3] if k == 1 else X[:0])
         expected = logml(np.vstack([base, pts]), lik.prior_) - logml(base, lik.prior_)
-        assert _log_pred(lik.kind, item, slot, model, cl, items, scratch) == pytest.approx(expected, rel=1e-9)
+        assert _log_pred(st, item, slot) == pytest.approx(expected, rel=1e-9)
 
 
 def test_merged_nodes_multinomial_exact():

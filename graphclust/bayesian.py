@@ -1,0 +1,253 @@
+"""Posterior summaries shared by the Bayesian clustering estimators (TVClust, DCP,
+dd-MMDPM/MMDPM): a base class that keeps the sampled partitions and turns them into
+a point estimate (Binder's loss), co-clustering probabilities, the posterior of the
+number of clusters, and checks the chain schedule (``n_iter``, ``burn_in``, ``thin``,
+``n_chains``).
+
+Samples are stored as *item* labels (nodes merged by hard must-links count once) and
+mapped back to nodes through ``comp`` (node -> item).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ._utils import check_int
+from .base import ClusteringEstimator, check_is_fitted
+from .errors import InvalidParameterError, ProblemTooLargeError
+
+__all__ = ["BayesianClusteringEstimator"]
+
+#: at most this many distinct sampled partitions are candidates for the point estimate
+_MAX_CANDIDATES = 200
+#: dense co-clustering matrices are refused above this many nodes
+_MAX_DENSE_NODES = 20_000
+
+
+# ============================================================================ kernels
+@njit(cache=True)
+def _canonical_rows(Z):
+    """Relabel every row ``0, 1, ...`` in order of first appearance (int32)."""
+    S, n = Z.shape
+    out = np.empty((S, n), dtype=np.int32)
+    top = 0
+    for s in range(S):
+        for i in range(n):
+            if Z[s, i] > top:
+                top = Z[s, i]
+    seen = np.full(top + 1, -1, dtype=np.int64)
+    for s in range(S):
+        nxt = 0
+        for i in range(n):
+            lab = Z[s, i]
+            if seen[lab] < 0:
+                seen[lab] = nxt
+                nxt += 1
+            out[s, i] = seen[lab]
+        for i in range(n):
+            seen[Z[s, i]] = -1
+    return out
+
+
+@njit(cache=True)
+def _binder_terms(U, w, cand, nw):
+    """For unique partitions ``U`` (rows, canonical labels) with posterior weights
+    ``w`` and node multiplicities ``nw`` per item: for each candidate row ``c`` the
+    number of co-clustered node pairs ``Σ_{i<j} δ^c_ij`` and ``Σ_{i<j} δ^c_ij P_ij``
+    (by contingency tables, without the n×n matrix), and ``Σ_{i<j} P_ij``."""
+    nu, n = U.shape
+    K = 0
+    for s in range(nu):
+        for i in range(n):
+            if U[s, i] + 1 > K:
+                K = U[s, i] + 1
+    table = np.zeros(K * K)
+    sizes = np.zeros(K)
+    # Σ_{i<j} P_ij
+    psum = 0.0
+    for s in range(nu):
+        for i in range(n):
+            sizes[U[s, i]] += nw[i]
+        t = 0.0
+        for i in range(n):
+            v = sizes[U[s, i]]
+            if v != 0.0:
+                t += 0.5 * v * (v - 1.0)
+                sizes[U[s, i]] = 0.0
+        psum += w[s] * t
+    own = np.zeros(cand.shape[0])
+    cross = np.zeros(cand.shape[0])
+    for ci in range(cand.shape[0]):
+        c = cand[ci]
+        for i in range(n):
+            sizes[U[c, i]] += nw[i]
+        t = 0.0
+        for i in range(n):
+            v = sizes[U[c, i]]
+            if v != 0.0:
+                t += 0.5 * v * (v - 1.0)
+                sizes[U[c, i]] = 0.0
+        own[ci] = t
+        acc = 0.0
+        for s in range(nu):
+            for i in range(n):
+                table[U[c, i] * K + U[s, i]] += nw[i]
+            t = 0.0
+            for i in range(n):
+                key = U[c, i] * K + U[s, i]
+                v = table[key]
+                if v != 0.0:
+                    t += 0.5 * v * (v - 1.0)
+                    table[key] = 0.0
+            acc += w[s] * t
+        cross[ci] = acc
+    return own, cross, psum
+
+
+@njit(cache=True)
+def _pair_probabilities(U, w, a, b):
+    """``P_ab = Σ_s w_s [U_s[a] = U_s[b]]`` for item pairs ``(a, b)``."""
+    out = np.zeros(a.shape[0])
+    for s in range(U.shape[0]):
+        for e in range(a.shape[0]):
+            if U[s, a[e]] == U[s, b[e]]:
+                out[e] += w[s]
+    return out
+
+
+def _binder_losses(U, w, cand, nw):
+    """Posterior expected Binder loss of each candidate row ``cand`` of ``U``."""
+    own, crossed, psum = _binder_terms(U, w, cand, nw)
+    return own + psum - 2.0 * crossed
+
+
+def binder_point_estimate(Z):
+    """The row of the sample matrix ``Z`` (labels, one partition per row) with the
+    least expected Binder loss among the ``200`` most frequent partitions (ties: the
+    earliest sampled), every column weighted alike."""
+    uniq, first_at, freq = np.unique(Z, axis=0, return_index=True, return_counts=True)
+    cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
+    losses = _binder_losses(uniq, freq / freq.sum(), cand, np.ones(Z.shape[1]))
+    return uniq[cand[int(np.argmin(losses))]]
+
+
+def canonical_rows(Z):
+    """Every row of ``Z`` relabelled ``0, 1, ...`` in order of first appearance (int32)."""
+    return _canonical_rows(np.ascontiguousarray(Z, dtype=np.int64))
+
+
+# ============================================================================ summaries
+def posterior_summaries(problem, samples, comp, n_items, candidate_row=None):
+    """Summaries of kept samples (item labels, one row per sample): the point
+    estimate minimising Binder's loss among the most frequent partitions (ties:
+    earliest sampled) — or the partition of sample
+    ``candidate_row`` alone (MAP, last sample) —, the co-clustering probabilities on
+    constraint pairs and data-graph edges, and the posterior of the number of
+    clusters. Returns ``(labels, loss, attrs)`` with the fitted attributes in ``attrs``."""
+    n = problem.n_nodes
+    canon = _canonical_rows(samples)
+    uniq, first_at, inverse, freq = np.unique(canon, axis=0, return_index=True, return_inverse=True,
+                                              return_counts=True)
+    counts_u = freq.astype(np.float64)  # co-clustering probabilities as count / total: exact 0 and 1
+    weights_u = counts_u / counts_u.sum()
+    nw = np.bincount(comp, minlength=n_items).astype(np.float64)  # nodes per item
+    if candidate_row is not None:
+        cand = np.array([int(inverse.reshape(-1)[candidate_row])], dtype=np.int64)
+    else:
+        cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
+    losses = _binder_losses(uniq, weights_u, cand, nw)
+    pick = int(np.argmin(losses))
+    labels = uniq[cand[pick]][comp].astype(np.int64)
+    upper = sp.triu(problem.W, k=1).tocoo()
+    pa = np.concatenate([problem.constraints[:, 0], upper.row.astype(np.int64)])
+    pb = np.concatenate([problem.constraints[:, 1], upper.col.astype(np.int64)])
+    key = np.unique(pa * n + pb)
+    pa, pb = key // n, key % n
+    prob = _pair_probabilities(uniq, counts_u, comp[pa], comp[pb]) / counts_u.sum()
+    cocl = sp.csr_array((np.concatenate([prob, prob]), (np.concatenate([pa, pb]), np.concatenate([pb, pa]))),
+                        shape=(n, n))
+    cocl.sort_indices()
+    k_samples = np.array([len(np.unique(r)) for r in uniq])
+    attrs = {"samples_": canon[:, comp], "coclustering_": cocl,
+             "n_clusters_posterior_": np.bincount(k_samples, weights=weights_u), "_posterior": (uniq, counts_u, comp)}
+    return labels, float(losses[pick]), attrs
+
+
+def check_chain_schedule(est, name):
+    """``n_iter``, ``burn_in``, ``thin`` and ``n_chains`` of a sampler: ``burn_in``
+    must leave at least one sample."""
+    n_iter = check_int(est.n_iter, f"n_iter of {name}", low=1)
+    if est.burn_in is not None:
+        check_int(est.burn_in, f"burn_in of {name}", low=0)
+        if est.burn_in >= n_iter:
+            raise InvalidParameterError(
+                f"burn_in of {name} ({est.burn_in}) must be smaller than n_iter ({n_iter}), or no sample is kept"
+            )
+    check_int(est.thin, f"thin of {name}", low=1)
+    check_int(est.n_chains, f"n_chains of {name}", low=1)
+
+
+# ============================================================================ base class
+class BayesianClusteringEstimator(ClusteringEstimator):
+    """Base of the estimators that sample partitions (TVClust, DCP, DDMMDPM, MMDPM).
+
+    Subclasses declare ``n_iter``, ``burn_in``, ``thin`` and ``n_chains`` among their
+    parameters, call :meth:`_check_chain_schedule` in ``_validate_params`` and
+    :meth:`_summarise` at the end of ``_fit``; they inherit :meth:`coclustering`.
+    Fitted attributes set here: ``samples_``, ``coclustering_`` and
+    ``n_clusters_posterior_`` (see each estimator's docstring).
+    """
+
+    def _check_chain_schedule(self, name=None):
+        check_chain_schedule(self, type(self).__name__ if name is None else name)
+
+    def _schedule(self):
+        """``(n_iter, burn_in, thin, kept sweep indices, n_chains)`` as ints."""
+        n_iter = int(self.n_iter)
+        burn_in = n_iter // 2 if self.burn_in is None else int(self.burn_in)
+        thin = int(self.thin)
+        return n_iter, burn_in, thin, np.arange(burn_in, n_iter, thin), int(self.n_chains)
+
+    def _summarise(self, problem, samples, comp, n_items, candidate_row=None):
+        """Set the posterior attributes from the kept ``samples`` (item labels);
+        returns ``(labels, expected Binder loss, number of distinct partitions)``."""
+        labels, loss, attrs = posterior_summaries(problem, samples, comp, n_items, candidate_row)
+        for key, value in attrs.items():
+            setattr(self, key, value)
+        return labels, loss, int(len(self._posterior[0]))
+
+    def coclustering(self, pairs=None):
+        """Posterior probability that nodes share a cluster.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2) or None, default=None
+            Node *indices* (positions in ``nodes_``). ``None`` returns the dense
+            ``(n_nodes, n_nodes)`` matrix (refused above 20 000 nodes).
+
+        Returns
+        -------
+        ndarray of shape (n_pairs,) or (n_nodes, n_nodes)
+        """
+        check_is_fitted(self)
+        uniq, w, comp = self._posterior
+        n = len(comp)
+        if pairs is not None:
+            pairs = np.asarray(pairs)
+            if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
+                raise InvalidParameterError(f"pairs must be an integer array of shape (n_pairs, 2), got {pairs.shape}")
+            if len(pairs) and (pairs.min() < 0 or pairs.max() >= n):
+                raise InvalidParameterError(f"pairs must hold node indices in [0, {n})")
+            return _pair_probabilities(uniq, w, comp[pairs[:, 0]], comp[pairs[:, 1]]) / w.sum()
+        if n > _MAX_DENSE_NODES:
+            raise ProblemTooLargeError(
+                f"a dense co-clustering matrix of {n} nodes needs {8 * n * n / 1e9:.1f} GB; ask for pairs= instead, "
+                "or read coclustering_ (constraint pairs and graph edges)"
+            )
+        n_items = uniq.shape[1]
+        P = np.zeros((n_items, n_items))
+        for s in range(len(uniq)):
+            B = np.zeros((n_items, int(uniq[s].max()) + 1))
+            B[np.arange(n_items), uniq[s]] = 1.0
+            P += w[s] * (B @ B.T)
+        return P[np.ix_(comp, comp)] / w.sum()
