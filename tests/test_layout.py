@@ -82,3 +82,33 @@ def test_no_import_cycles():
 
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+#: modules holding estimators: thin compositions that share nothing private
+ESTIMATOR_MODULES = {"graphclust.hmrf", "graphclust.rdpmeans", "graphclust.tvclust", "graphclust.dcp",
+                     "graphclust.ddmmdpm", "graphclust.spectral.cosc", "graphclust.spectral.spectral",
+                     "graphclust.bayesian"}
+
+
+def private_imports():
+    """``(importer, module, name)`` for every private name imported from another module."""
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                found += [(name, target, a.name) for a in node.names if a.name.startswith("_")
+                          and f"{target}.{a.name}" not in modules]
+    return found
+
+
+def test_no_estimator_module_imports_a_private_name_from_another_estimator_module():
+    bad = [(m, t, n) for m, t, n in private_imports() if t in ESTIMATOR_MODULES and m != t]
+    assert bad == []
+
+
+def test_the_private_import_finder_sees_private_imports():
+    assert ("graphclust.rdpmeans", "graphclust.potentials.dpcentroids", "_log_floor") in private_imports()
