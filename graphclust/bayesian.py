@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._utils import check_int
+from ._params import Boolean, Integer, Optional, Options, RandomState
 from .base import ClusteringEstimator, check_is_fitted
 from .errors import InvalidParameterError, ProblemTooLargeError
 
@@ -173,33 +173,76 @@ def posterior_summaries(problem, samples, comp, n_items, candidate_row=None):
     return labels, float(losses[pick]), attrs
 
 
-def check_chain_schedule(est, name):
-    """``n_iter``, ``burn_in``, ``thin`` and ``n_chains`` of a sampler: ``burn_in``
-    must leave at least one sample."""
-    n_iter = check_int(est.n_iter, f"n_iter of {name}", low=1)
-    if est.burn_in is not None:
-        check_int(est.burn_in, f"burn_in of {name}", low=0)
-        if est.burn_in >= n_iter:
-            raise InvalidParameterError(
-                f"burn_in of {name} ({est.burn_in}) must be smaller than n_iter ({n_iter}), or no sample is kept"
-            )
-    check_int(est.thin, f"thin of {name}", low=1)
-    check_int(est.n_chains, f"n_chains of {name}", low=1)
+# ============================================================================ constraints
+class Choice(Options):
+    """One of a few values, named in the message as "'a' or 'b'"; ``other`` says what
+    else is accepted (any non-string, checked against the data in ``fit``), e.g.
+    ``"an array of labels"``."""
+
+    def __init__(self, *values, other=None):
+        super().__init__(*values)
+        self.other = other
+
+    def check(self, value, name):
+        if self.other is not None and not isinstance(value, str):
+            return
+        if not self._matches(value):
+            words = [repr(v) for v in self.values] + ([self.other] if self.other else [])
+            listed = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
+            raise InvalidParameterError(f"{name} must be {listed}, got {value!r}")
+
+
+class Pair:
+    """Two numbers, each checked by its own constraint; ``what`` names the pair in the
+    message when the value is not a pair ("p_prior of TVClust must be a pair of
+    numbers > 0"), and an entry is named by its index ("p_prior[1] of TVClust")."""
+
+    def __init__(self, first, second, what="a pair of numbers > 0"):
+        self.first, self.second, self.what = first, second, what
+
+    def check(self, value, name):
+        try:
+            a, b = value
+        except (TypeError, ValueError):
+            raise InvalidParameterError(f"{name} must be {self.what}, got {value!r}") from None
+        param, sep, owner = name.partition(" of ")
+        self.first.check(a, f"{param}[0]{sep}{owner}")
+        self.second.check(b, f"{param}[1]{sep}{owner}")
+
+    def describe(self):
+        return self.what
 
 
 # ============================================================================ base class
 class BayesianClusteringEstimator(ClusteringEstimator):
     """Base of the estimators that sample partitions (TVClust, DCP, DDMMDPM, MMDPM).
 
-    Subclasses declare ``n_iter``, ``burn_in``, ``thin`` and ``n_chains`` among their
-    parameters, call :meth:`_check_chain_schedule` in ``_validate_params`` and
+    Subclasses declare ``n_iter``, ``burn_in``, ``thin``, ``n_chains``,
+    ``random_state`` and ``progress`` among their parameters, extend this class's
+    ``_parameter_constraints`` (``{**BayesianClusteringEstimator._parameter_constraints,
+    ...}``), call ``super()._check_params()`` from their own ``_check_params`` and
     :meth:`_summarise` at the end of ``_fit``; they inherit :meth:`coclustering`.
     Fitted attributes set here: ``samples_``, ``coclustering_`` and
     ``n_clusters_posterior_`` (see each estimator's docstring).
     """
 
-    def _check_chain_schedule(self, name=None):
-        check_chain_schedule(self, type(self).__name__ if name is None else name)
+    _parameter_constraints = {
+        "n_iter": Integer(low=1),
+        "burn_in": Optional(Integer(low=0)),
+        "thin": Integer(low=1),
+        "n_chains": Integer(low=1),
+        "random_state": RandomState(),
+        "progress": Boolean(),
+    }
+
+    def _check_params(self):
+        """The chain schedule: ``burn_in`` must leave at least one sample."""
+        super()._check_params()
+        if self.burn_in is not None and self.burn_in >= self.n_iter:
+            raise InvalidParameterError(
+                f"burn_in of {type(self).__name__} ({self.burn_in}) must be smaller than n_iter ({self.n_iter}), "
+                "or no sample is kept"
+            )
 
     def _schedule(self):
         """``(n_iter, burn_in, thin, kept sweep indices, n_chains)`` as ints."""

@@ -30,13 +30,14 @@ import time
 
 import numpy as np
 
-from ._utils import check_float, check_int, check_random_state, progress_bar
+from ._params import Boolean, Integer, Real
+from ._utils import check_int, check_random_state, progress_bar
 from .base import ClusteringResult, check_is_fitted, register_method
-from .bayesian import BayesianClusteringEstimator, binder_point_estimate, canonical_rows
+from .bayesian import BayesianClusteringEstimator, Pair, binder_point_estimate, canonical_rows
 from .errors import InvalidFeaturesError, InvalidParameterError
 from .potentials.dcp import (
+    _KERNEL_CONSTRAINTS,
     DCPKernel,
-    _check_kernel_param,
     _check_lengthscale,
     _default_lengthscale,
     _KernelSpec,
@@ -206,6 +207,19 @@ class DCP(BayesianClusteringEstimator):
     True
     """
 
+    _parameter_constraints = {
+        **BayesianClusteringEstimator._parameter_constraints,
+        **_KERNEL_CONSTRAINTS,
+        "ard": Boolean(),
+        "learn_tau": Boolean(),
+        "learn_lengthscale": Boolean(),
+        "tau_prior": Pair(Real(), Real(low=0.0, low_open=True), what="a pair (mean, sd) of log tau"),
+        "lengthscale_prior_sd": Real(low=0.0, low_open=True),
+        "n_aux_sweeps": Integer(low=1),
+        "exchange_every": Integer(low=1),
+        "refresh_every": Integer(low=1),
+    }
+
     def __init__(self, tau=1.0, *, lengthscale=None, kernel="auto", ard=False, graph_scale=1.0, standardize=True,
                  jitter=1e-6, learn_tau=True, learn_lengthscale=True, tau_prior=(0.0, 1.0),
                  lengthscale_prior_sd=1.0, n_aux_sweeps=5, exchange_every=1, n_iter=200, burn_in=None, thin=1,
@@ -231,30 +245,6 @@ class DCP(BayesianClusteringEstimator):
         self.random_state = random_state
         self.progress = progress
 
-    # ------------------------------------------------------------------ validation
-    def _validate_params(self):
-        name = type(self).__name__
-        check_float(self.tau, f"tau of {name}", low=0.0, low_open=True)
-        _check_lengthscale(self.lengthscale, name)
-        _check_kernel_param(self.kernel, name)
-        check_float(self.graph_scale, f"graph_scale of {name}", low=0.0, low_open=True)
-        check_float(self.jitter, f"jitter of {name}", low=0.0, low_open=True)
-        for pname in ("ard", "standardize", "learn_tau", "learn_lengthscale", "progress"):
-            if not isinstance(getattr(self, pname), (bool, np.bool_)):
-                raise InvalidParameterError(f"{pname} of {name} must be True or False, got {getattr(self, pname)!r}")
-        try:
-            m, s = self.tau_prior
-        except (TypeError, ValueError):
-            raise InvalidParameterError(f"tau_prior of {name} must be a pair (mean, sd) of log tau, "
-                                        f"got {self.tau_prior!r}") from None
-        check_float(m, f"tau_prior[0] of {name}")
-        check_float(s, f"tau_prior[1] of {name}", low=0.0, low_open=True)
-        check_float(self.lengthscale_prior_sd, f"lengthscale_prior_sd of {name}", low=0.0, low_open=True)
-        check_int(self.n_aux_sweeps, f"n_aux_sweeps of {name}", low=1)
-        check_int(self.exchange_every, f"exchange_every of {name}", low=1)
-        self._check_chain_schedule(name)
-        check_int(self.refresh_every, f"refresh_every of {name}", low=1)
-
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):
         rng = check_random_state(self.random_state)
@@ -268,7 +258,7 @@ class DCP(BayesianClusteringEstimator):
         ell0 = None
         if spec.learnable:
             d = spec.Y.shape[1]
-            ell0 = _check_lengthscale(self.lengthscale, "DCP")
+            ell0 = _check_lengthscale(self.lengthscale, "lengthscale of DCP")
             ell0 = np.array([_default_lengthscale(spec.Y)]) if ell0 is None else ell0
             if ell0.size not in (1, d):
                 raise InvalidParameterError(

@@ -29,12 +29,13 @@ import time
 
 import numpy as np
 
+from ._params import Boolean
 from ._utils import check_random_state, progress_bar
 from .base import ClusteringResult, register_method
-from .bayesian import BayesianClusteringEstimator, canonical_rows
+from .bayesian import BayesianClusteringEstimator, Choice, canonical_rows
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain, no_side_information
-from .potentials.ddmmdpm import DDMMDPMPotentials, _ChainState, _check_model_params
+from .potentials.ddmmdpm import _MODEL_CONSTRAINTS, DDMMDPMPotentials, _ChainState
 from .sideinfo import check_constraints, must_link_components
 
 __all__ = ["DDMMDPM", "MMDPM", "DDMMDPMPotentials"]
@@ -194,6 +195,16 @@ class DDMMDPM(BayesianClusteringEstimator):
 
     _crp = False
 
+    _parameter_constraints = {
+        **BayesianClusteringEstimator._parameter_constraints,
+        **_MODEL_CONSTRAINTS,
+        "similarity": Choice("max", "sum"),
+        "phantom_rival": Boolean(),
+        "reuse_singleton_theta": Boolean(),
+        "init": Choice("single", other="an array of labels"),
+        "point_estimate": Choice("binder", "last"),
+    }
+
     def __init__(self, similarity="max", *, distance="euclidean", n_neighbors=10, gamma="auto", floor=True,
                  alpha=1.0, lam=0.5, beta=1.0, base_std=1.0, pa_cap=0.01, margin=1.0, removal_shrink=0.01,
                  bias=False, ml_strength=1.0, cl_penalty=1.0, phantom_rival=False, reuse_singleton_theta=False,
@@ -224,22 +235,6 @@ class DDMMDPM(BayesianClusteringEstimator):
         self.point_estimate = point_estimate
         self.random_state = random_state
         self.progress = progress
-
-    # ------------------------------------------------------------------ validation
-    def _validate_params(self):
-        name = type(self).__name__
-        if not self._crp and self.similarity not in ("max", "sum"):
-            raise InvalidParameterError(f"similarity of {name} must be 'max' or 'sum', got {self.similarity!r}")
-        _check_model_params(self, name)
-        for p in ("phantom_rival", "reuse_singleton_theta", "progress"):
-            if not isinstance(getattr(self, p), (bool, np.bool_)):
-                raise InvalidParameterError(f"{p} of {name} must be True or False, got {getattr(self, p)!r}")
-        self._check_chain_schedule(name)
-        if isinstance(self.init, str) and self.init != "single":
-            raise InvalidParameterError(f"init of {name} must be 'single' or an array of labels, got {self.init!r}")
-        if self.point_estimate not in ("binder", "last"):
-            raise InvalidParameterError(
-                f"point_estimate of {name} must be 'binder' or 'last', got {self.point_estimate!r}")
 
     def _potentials(self):
         keys = ("alpha", "lam", "beta", "base_std", "pa_cap", "margin", "removal_shrink", "bias", "ml_strength",
@@ -349,6 +344,11 @@ class MMDPM(DDMMDPM):
     """
 
     _crp = True
+
+    _parameter_constraints = {
+        name: check for name, check in DDMMDPM._parameter_constraints.items()
+        if name not in ("similarity", "distance", "n_neighbors", "gamma", "floor")
+    }
 
     def __init__(self, *, alpha=1.0, lam=0.5, beta=1.0, base_std=1.0, pa_cap=0.01, margin=1.0, removal_shrink=0.01,
                  bias=False, ml_strength=1.0, cl_penalty=1.0, phantom_rival=False, reuse_singleton_theta=False,

@@ -34,9 +34,10 @@ import numpy as np
 from numba import njit
 from scipy.special import betaln
 
-from ._utils import check_float, check_int, check_random_state, progress_bar
+from ._params import Boolean, Integer, Real
+from ._utils import check_float, check_random_state, progress_bar
 from .base import ClusteringResult, register_method
-from .bayesian import BayesianClusteringEstimator
+from .bayesian import BayesianClusteringEstimator, Choice, Pair
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain
 from .potentials.conjugate import CONJUGATE, DIRMULT, FIRST_SLOT, _Conjugate, _log_marginal
@@ -63,6 +64,34 @@ def _cluster_terms(kind, model, cl, active, n_active):
         g += math.lgamma(cn[k])
         ml += _log_marginal(kind, k, model, cl)
     return g, ml
+
+
+# ============================================================================ constraints
+_POSITIVE = Real(low=0.0, low_open=True)
+
+
+def _check_likelihood(value, name):
+    """A likelihood name of :data:`CONJUGATE` or a conjugate provider."""
+    if isinstance(value, str):
+        if value not in CONJUGATE:
+            raise InvalidParameterError(
+                f"{name} must be one of {', '.join(CONJUGATE)} or a conjugate provider "
+                f"(graphclust.potentials.NormalInverseWishart, ...), got {value!r}"
+            )
+    elif not isinstance(value, _Conjugate):
+        raise InvalidParameterError(
+            f"{name} must be one of {', '.join(CONJUGATE)} or a conjugate provider, got {type(value).__name__}"
+        )
+
+
+def _check_credibility(value, name):
+    """``p`` or ``q``: a probability strictly inside ``(0, 1)``."""
+    check_float(value, name)
+    if not 0.0 < value < 1.0:
+        raise InvalidParameterError(
+            f"{name} is a probability and must lie strictly between 0 and 1, got {value}; "
+            "for constraints that must hold, give them infinite weight (hard constraints)"
+        )
 
 
 # ============================================================================ estimator
@@ -230,6 +259,22 @@ class TVClust(BayesianClusteringEstimator):
     (True, True)
     """
 
+    _parameter_constraints = {
+        **BayesianClusteringEstimator._parameter_constraints,
+        "likelihood": _check_likelihood,
+        "alpha": Real(low=0.0, low_open=True),
+        "p": _check_credibility,
+        "q": _check_credibility,
+        "learn_pq": Boolean(),
+        "p_prior": Pair(_POSITIVE, _POSITIVE),
+        "q_prior": Pair(_POSITIVE, _POSITIVE),
+        "learn_alpha": Boolean(),
+        "alpha_prior": Pair(_POSITIVE, _POSITIVE),
+        "n_split_merge": Integer(low=0),
+        "init": Choice("sequential", "rdpmeans", other="an array of labels"),
+        "point_estimate": Choice("binder", "map"),
+    }
+
     def __init__(self, likelihood="gaussian", *, alpha=1.0, p=0.9, q=0.9, learn_pq=True, p_prior=(10.0, 1.0),
                  q_prior=(10.0, 1.0), learn_alpha=False, alpha_prior=(1.0, 1.0), n_iter=500, burn_in=None, thin=1,
                  n_chains=1, n_split_merge=10, init="rdpmeans", point_estimate="binder", random_state=None,
@@ -252,51 +297,6 @@ class TVClust(BayesianClusteringEstimator):
         self.point_estimate = point_estimate
         self.random_state = random_state
         self.progress = progress
-
-    # ------------------------------------------------------------------ validation
-    def _validate_params(self):
-        name = type(self).__name__
-        if isinstance(self.likelihood, str):
-            if self.likelihood not in CONJUGATE:
-                raise InvalidParameterError(
-                    f"likelihood of {name} must be one of {', '.join(CONJUGATE)} or a conjugate provider "
-                    f"(graphclust.potentials.NormalInverseWishart, ...), got {self.likelihood!r}"
-                )
-        elif not isinstance(self.likelihood, _Conjugate):
-            raise InvalidParameterError(
-                f"likelihood of {name} must be one of {', '.join(CONJUGATE)} or a conjugate provider, "
-                f"got {type(self.likelihood).__name__}"
-            )
-        check_float(self.alpha, f"alpha of {name}", low=0.0, low_open=True)
-        for pname in ("p", "q"):
-            value = getattr(self, pname)
-            check_float(value, f"{pname} of {name}")
-            if not 0.0 < value < 1.0:
-                raise InvalidParameterError(
-                    f"{pname} of {name} is a probability and must lie strictly between 0 and 1, got {value}; "
-                    "for constraints that must hold, give them infinite weight (hard constraints)"
-                )
-        for pname in ("learn_pq", "learn_alpha", "progress"):
-            if not isinstance(getattr(self, pname), (bool, np.bool_)):
-                raise InvalidParameterError(f"{pname} of {name} must be True or False, got {getattr(self, pname)!r}")
-        for pname in ("p_prior", "q_prior", "alpha_prior"):
-            value = getattr(self, pname)
-            try:
-                a, b = value
-            except (TypeError, ValueError):
-                raise InvalidParameterError(f"{pname} of {name} must be a pair of numbers > 0, got {value!r}") from None
-            check_float(a, f"{pname}[0] of {name}", low=0.0, low_open=True)
-            check_float(b, f"{pname}[1] of {name}", low=0.0, low_open=True)
-        self._check_chain_schedule(name)
-        check_int(self.n_split_merge, f"n_split_merge of {name}", low=0)
-        if isinstance(self.init, str) and self.init not in ("sequential", "rdpmeans"):
-            raise InvalidParameterError(
-                f"init of {name} must be 'sequential', 'rdpmeans' or an array of labels, got {self.init!r}"
-            )
-        if self.point_estimate not in ("binder", "map"):
-            raise InvalidParameterError(
-                f"point_estimate of {name} must be 'binder' or 'map', got {self.point_estimate!r}"
-            )
 
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):

@@ -85,7 +85,8 @@ def test_parametrized_reflection_validation_and_subclass_extension():
         validate_parameters(_Toy(mode="c"))
 
 
-@pytest.mark.parametrize("est", [gc.RDPMeans(), gc.DPMeans(), gc.COSC(), gc.SpectralClustering(), gc.HMRF()])
+@pytest.mark.parametrize("est", [gc.RDPMeans(), gc.DPMeans(), gc.COSC(), gc.SpectralClustering(), gc.HMRF(),
+                                 gc.TVClust(), gc.DCP(), gc.DDMMDPM(), gc.MMDPM()])
 def test_estimators_declare_every_parameter(est):
     """Each converted estimator's table covers its whole signature (nothing unchecked)."""
     assert set(type(est)._parameter_constraints) == set(est.get_params())
@@ -100,9 +101,33 @@ def test_parameters_are_checked_when_fit_starts_not_in_init():
 
 @pytest.mark.parametrize("provider", [gc.potentials.Centroids(3, distortion="mahalanobis", metric="full"),
                                       gc.DPCentroids(4, lam=2.0, divergence="kl"),
-                                      gc.potentials.DiagonalGaussian(5, shrinkage=3.0)])
+                                      gc.potentials.DiagonalGaussian(5, shrinkage=3.0),
+                                      gc.potentials.NormalInverseWishart(3, mean=[0.0, 1.0], kappa=0.5, dof=4.0,
+                                                                         scale=np.eye(2)),
+                                      gc.potentials.NormalInverseGamma(4, shape=2.0, rate=0.5),
+                                      gc.potentials.DirichletMultinomial(2, concentration=[1.0, 2.0]),
+                                      gc.DCPKernel(3, tau=2.0, lengthscale=[1.0, 0.5], kernel="se"),
+                                      gc.ddmmdpm.DDMMDPMPotentials(4, similarity="sum", gamma=0.7, pa_epochs=2)])
 def test_providers_init_only_stores_and_reflection_round_trips(provider):
     params = provider.get_params()
     twin = provider.clone()
     assert twin is not provider and twin.get_params() == params and repr(twin) == repr(provider)
     assert set(vars(type(provider)(**params))) <= set(params) | {"n_clusters_param"}  # nothing but parameters
+
+
+@pytest.mark.parametrize("provider, match", [
+    (gc.potentials.NormalInverseWishart(0), "n_clusters of NormalInverseWishart must be >= 1, got 0"),
+    (gc.potentials.NormalInverseGamma(shape=-1.0), "shape of NormalInverseGamma must be > 0"),
+    (gc.potentials.DirichletMultinomial(concentration="flat"), "concentration of DirichletMultinomial"),
+    (gc.DCPKernel(tau=0.0), "tau of DCPKernel must be > 0"),
+    (gc.DCPKernel(kernel="rbf"), "kernel of DCPKernel must be one of"),
+    (gc.ddmmdpm.DDMMDPMPotentials(removal_shrink=1.0), r"removal_shrink of DDMMDPMPotentials must be in \[0, 1\)"),
+    (gc.ddmmdpm.DDMMDPMPotentials(similarity="min"), "similarity of DDMMDPMPotentials must be one of"),
+])
+def test_sampler_providers_check_parameters_at_first_use(provider, match):
+    """Construction stores a bad value; the provider's first use (start) and HMRF.fit refuse it."""
+    X = np.array([[0.0, 1.0], [0.2, 1.0], [4.0, 3.0], [4.1, 3.2]])
+    with pytest.raises(InvalidParameterError, match=match):
+        provider.start(gc.Problem.from_array(X), np.array([0, 0, 1, 1]))
+    with pytest.raises(InvalidParameterError, match=match):
+        gc.HMRF(provider, inference="icm", penalty="constant", random_state=0).fit(X)

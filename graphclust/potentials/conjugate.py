@@ -45,10 +45,11 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.special import gammaln
 
+from .._params import Integer, Optional, Real
 from .._utils import check_float
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..inference.gibbs import register_provider
-from .base import NodePotentials, check_features, check_n_clusters
+from .base import NodePotentials, check_features
 from .centroids import _js, _sq_dist
 
 __all__ = ["NormalInverseWishart", "NormalInverseGamma", "DirichletMultinomial", "CONJUGATE"]
@@ -529,29 +530,68 @@ class GibbsStatistics:
         _build(self.state, z)
 
 
+# ============================================================================ constraints
+_POSITIVE = Real(low=0.0, low_open=True)
+
+
+def _numeric_array(value, name):
+    """An array of numbers (its shape is checked against the data when the prior is
+    resolved)."""
+    try:
+        np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{name} must be a number or an array of numbers, got {value!r}") from None
+
+
+def _check_concentration(value, name):
+    """A number > 0, or a vector of numbers > 0."""
+    if np.ndim(value) == 0:
+        check_float(value, name, low=0.0, low_open=True)
+        return
+    try:
+        v = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        v = None
+    if v is None or v.ndim != 1 or not (np.isfinite(v) & (v > 0)).all():
+        raise InvalidParameterError(f"{name} must be a number > 0 or a vector of numbers > 0")
+
+
 # ============================================================================ providers
-class _Conjugate(NodePotentials):
-    """Shared machinery of the conjugate providers (see the module docstring)."""
+class CountParameter:
+    """Mixin for a provider whose clusters open (and empty) along the way: its
+    ``n_clusters`` parameter (the batch interface's count) is stored as
+    ``n_clusters_param``, ``n_clusters`` being the current count, and
+    ``get_params``/``set_params`` map the name back (``clone`` and ``repr`` follow)."""
+
+    def get_params(self, deep=True):
+        return {**super().get_params(deep), "n_clusters": self.n_clusters_param}
+
+    def set_params(self, **params):
+        if "n_clusters" in params:
+            self.n_clusters_param = params.pop("n_clusters")
+        return super().set_params(**params)
+
+
+class _Conjugate(CountParameter, NodePotentials):
+    """Shared machinery of the conjugate providers (see the module docstring).
+
+    ``__init__`` only stores the parameters; they are checked against
+    ``_parameter_constraints`` on first use (:meth:`start`, :meth:`initialize`, the
+    pair terms, or :class:`~graphclust.HMRF` and :class:`~graphclust.TVClust` at
+    ``fit``), and against the data when the prior is resolved.
+    """
 
     kind = -1
     _name = "conjugate"
 
+    _parameter_constraints = {"n_clusters": Integer(low=1)}
+
+    # fitted state (set by start/initialize/update)
+    prior_ = None
+    _state = None
+
     def __init__(self, n_clusters=2):
-        self.n_clusters_param = check_n_clusters(n_clusters, type(self).__name__)
-        self.prior_ = None
-        self._state = None
-
-    # ------------------------------------------------------------------ parameters
-    def get_params(self):
-        raise NotImplementedError
-
-    def clone(self, **changes):
-        """An unfitted copy with some parameters changed."""
-        return type(self)(**{**self.get_params(), **changes})
-
-    def __repr__(self):
-        sig = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if k != "n_clusters")
-        return f"{type(self).__name__}({self.n_clusters_param}{', ' + sig if sig else ''})"
+        self.n_clusters_param = n_clusters
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -569,7 +609,9 @@ class _Conjugate(NodePotentials):
 
     # ------------------------------------------------------------------ data
     def _features(self, problem):
-        """Validated ``(X sums, counts)``; a clear error names the first bad node."""
+        """Validated ``(X sums, counts)``; a clear error names the first bad node. The
+        first use of the provider on a problem: its parameters are checked here."""
+        self._validate_params()
         X, counts = check_features(problem, f"{type(self).__name__}")
         X = np.asarray(X, dtype=np.float64)
         counts = np.asarray(counts)
@@ -735,8 +777,8 @@ class _Conjugate(NodePotentials):
         """M-step: the clusters become the members given by ``labels`` (the constraint
         terms of :class:`~graphclust.HMRF` do not enter a conjugate posterior)."""
         labels = _check_labels(labels, problem.n_nodes)
-        keep = max(self.n_clusters_param, int(labels.max()) + 1 if labels.size else 0)
         self.start(problem, labels)
+        keep = max(self.n_clusters_param, int(labels.max()) + 1 if labels.size else 0)
         self._state["n_slots"] = keep
         if FIRST_SLOT + keep > self._state["cl"][0].shape[0]:
             self._state["cl"] = _grow(self._state["cl"], FIRST_SLOT + keep)
@@ -924,24 +966,27 @@ class NormalInverseWishart(_Conjugate):
 
     kind = NIW
 
-    def __init__(self, n_clusters=2, *, mean=None, kappa=1.0, dof=None, scale=None):
-        super().__init__(n_clusters)
-        self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
-        self.kappa = check_float(kappa, "kappa of NormalInverseWishart", low=0.0, low_open=True)
-        self.dof = None if dof is None else check_float(dof, "dof of NormalInverseWishart", low=0.0,
-                                                        low_open=True)
-        self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
+    _parameter_constraints = {
+        **_Conjugate._parameter_constraints,
+        "mean": Optional(_numeric_array),
+        "kappa": _POSITIVE,
+        "dof": Optional(_POSITIVE),
+        "scale": Optional(_numeric_array),
+    }
 
-    def get_params(self):
-        return {"n_clusters": self.n_clusters_param, "mean": self.mean, "kappa": self.kappa, "dof": self.dof,
-                "scale": self.scale}
+    def __init__(self, n_clusters=2, *, mean=None, kappa=1.0, dof=None, scale=None):
+        self.n_clusters_param = n_clusters
+        self.mean = mean
+        self.kappa = kappa
+        self.dof = dof
+        self.scale = scale
 
     def _resolve(self, X, counts):
         d = X.shape[1]
         mean, var = _empirical_var(X, counts)
         cov = np.diag(var)
         m0 = _vector(self.mean, d, "mean of NormalInverseWishart") if self.mean is not None else mean
-        nu0 = float(d + 2) if self.dof is None else self.dof
+        nu0 = float(d + 2) if self.dof is None else float(self.dof)
         if not nu0 > d - 1:
             raise InvalidParameterError(
                 f"dof of NormalInverseWishart must be > n_features - 1 = {d - 1} for a proper prior, got {nu0:g}"
@@ -951,8 +996,8 @@ class NormalInverseWishart(_Conjugate):
         else:
             psi0 = _spd(self.scale, d, "scale of NormalInverseWishart")
         L0 = np.linalg.cholesky(psi0)
-        self.prior_ = {"mean": m0, "kappa": self.kappa, "dof": nu0, "scale": psi0}
-        hp = np.array([self.kappa, nu0, 2.0 * np.log(np.diag(L0)).sum(), 0.0])
+        self.prior_ = {"mean": m0, "kappa": float(self.kappa), "dof": nu0, "scale": psi0}
+        hp = np.array([float(self.kappa), nu0, 2.0 * np.log(np.diag(L0)).sum(), 0.0])
         return hp, m0, L0
 
     def _empty(self, model, capacity):
@@ -1048,30 +1093,34 @@ class NormalInverseGamma(_Conjugate):
 
     kind = NIG
 
-    def __init__(self, n_clusters=2, *, mean=None, kappa=1.0, shape=1.5, rate=None):
-        super().__init__(n_clusters)
-        self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
-        self.kappa = check_float(kappa, "kappa of NormalInverseGamma", low=0.0, low_open=True)
-        self.shape = check_float(shape, "shape of NormalInverseGamma", low=0.0, low_open=True)
-        self.rate = None if rate is None else np.asarray(rate, dtype=np.float64)
+    _parameter_constraints = {
+        **_Conjugate._parameter_constraints,
+        "mean": Optional(_numeric_array),
+        "kappa": _POSITIVE,
+        "shape": _POSITIVE,
+        "rate": Optional(_numeric_array),
+    }
 
-    def get_params(self):
-        return {"n_clusters": self.n_clusters_param, "mean": self.mean, "kappa": self.kappa, "shape": self.shape,
-                "rate": self.rate}
+    def __init__(self, n_clusters=2, *, mean=None, kappa=1.0, shape=1.5, rate=None):
+        self.n_clusters_param = n_clusters
+        self.mean = mean
+        self.kappa = kappa
+        self.shape = shape
+        self.rate = rate
 
     def _resolve(self, X, counts):
         d = X.shape[1]
         mean, var = _empirical_var(X, counts)
         m0 = _vector(self.mean, d, "mean of NormalInverseGamma") if self.mean is not None else mean
-        a0 = self.shape
+        a0 = float(self.shape)
         if self.rate is None:
             b0 = (a0 - 1.0) * var if a0 > 1 else a0 * var
         else:
             b0 = np.broadcast_to(_vector(self.rate, d, "rate of NormalInverseGamma", scalar=True), (d,)).copy()
             if not (b0 > 0).all():
                 raise InvalidParameterError(f"rate of NormalInverseGamma must be > 0, got {self.rate!r}")
-        self.prior_ = {"mean": m0, "kappa": self.kappa, "shape": a0, "rate": b0}
-        hp = np.array([self.kappa, a0, 0.0, 0.0])
+        self.prior_ = {"mean": m0, "kappa": float(self.kappa), "shape": a0, "rate": b0}
+        hp = np.array([float(self.kappa), a0, 0.0, 0.0])
         return hp, m0, b0[None, :].copy()
 
     def _empty(self, model, capacity):
@@ -1151,21 +1200,11 @@ class DirichletMultinomial(_Conjugate):
 
     kind = DIRMULT
 
-    def __init__(self, n_clusters=2, *, concentration=1.0):
-        super().__init__(n_clusters)
-        if np.ndim(concentration) == 0:
-            concentration = check_float(concentration, "concentration of DirichletMultinomial", low=0.0,
-                                        low_open=True)
-        else:
-            concentration = np.asarray(concentration, dtype=np.float64)
-            if concentration.ndim != 1 or not (np.isfinite(concentration) & (concentration > 0)).all():
-                raise InvalidParameterError(
-                    "concentration of DirichletMultinomial must be a number > 0 or a vector of numbers > 0"
-                )
-        self.concentration = concentration
+    _parameter_constraints = {**_Conjugate._parameter_constraints, "concentration": _check_concentration}
 
-    def get_params(self):
-        return {"n_clusters": self.n_clusters_param, "concentration": self.concentration}
+    def __init__(self, n_clusters=2, *, concentration=1.0):
+        self.n_clusters_param = n_clusters
+        self.concentration = concentration
 
     def _check_domain(self, problem, X):
         if (X < 0).any():

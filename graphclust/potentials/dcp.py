@@ -21,11 +21,12 @@ import scipy.sparse as sp
 from numba import njit
 from numba.typed import List
 
-from .._utils import check_float
+from .._params import Boolean, Integer, Real
 from ..base import canonical_labels
 from ..errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
 from ..inference.gibbs import GibbsChain, no_side_information, register_provider
-from .base import NodePotentials, check_n_clusters
+from .base import NodePotentials
+from .conjugate import CountParameter
 
 __all__ = ["DCPKernel"]
 
@@ -468,23 +469,27 @@ class _KernelSpec:
         return (np.asarray(X, dtype=np.float64) - self.mean) / self.sd
 
 
-def _check_kernel_param(kernel, who):
+def _check_kernel_param(kernel, name):
+    """``kernel``: a kernel name or a square numeric matrix (checked against the data
+    later); ``name`` is the parameter and its owner ("kernel of DCP")."""
     if isinstance(kernel, str):
         if kernel not in _KERNELS:
             raise InvalidParameterError(
-                f"kernel of {who} must be one of {', '.join(map(repr, _KERNELS))} or a precomputed (n_nodes, "
+                f"{name} must be one of {', '.join(map(repr, _KERNELS))} or a precomputed (n_nodes, "
                 f"n_nodes) kernel matrix, got {kernel!r}"
             )
         return
     arr = np.asarray(kernel)
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or not np.issubdtype(arr.dtype, np.number):
         raise InvalidParameterError(
-            f"kernel of {who} must be a kernel name or a square numeric matrix, got {type(kernel).__name__} of "
+            f"{name} must be a kernel name or a square numeric matrix, got {type(kernel).__name__} of "
             f"shape {getattr(arr, 'shape', None)}"
         )
 
 
-def _check_lengthscale(value, who):
+def _check_lengthscale(value, name):
+    """``lengthscale`` as a 1-d array (``None`` stays ``None``); ``name`` is the
+    parameter and its owner ("lengthscale of DCP")."""
     if value is None:
         return None
     try:
@@ -492,17 +497,27 @@ def _check_lengthscale(value, who):
     except (TypeError, ValueError):
         arr = None
     if arr is None or arr.ndim != 1 or arr.size == 0:
-        raise InvalidParameterError(f"lengthscale of {who} must be None, a number > 0 or a vector of them, "
-                                    f"got {value!r}")
+        raise InvalidParameterError(f"{name} must be None, a number > 0 or a vector of them, got {value!r}")
     if not np.isfinite(arr).all() or (arr <= 0).any():
         raise InvalidParameterError(
-            f"lengthscale of {who} must be > 0 and finite (a squared-exponential kernel's bandwidth), got {value!r}"
+            f"{name} must be > 0 and finite (a squared-exponential kernel's bandwidth), got {value!r}"
         )
     return arr
 
 
+#: the kernel parameters DCP and DCPKernel share
+_KERNEL_CONSTRAINTS = {
+    "tau": Real(low=0.0, low_open=True),
+    "lengthscale": _check_lengthscale,
+    "kernel": _check_kernel_param,
+    "graph_scale": Real(low=0.0, low_open=True),
+    "standardize": Boolean(),
+    "jitter": Real(low=0.0, low_open=True),
+}
+
+
 # ============================================================================ provider
-class DCPKernel(NodePotentials):
+class DCPKernel(CountParameter, NodePotentials):
     """DCP node potentials: the cost of node ``i`` in cluster ``C`` is
     ``τ log s_C(i)``, the log Gaussian-process posterior variance of ``i`` given the
     cluster's other members, under a squared-exponential or graph kernel.
@@ -553,32 +568,24 @@ class DCPKernel(NodePotentials):
 
     requires_features = False
 
+    _parameter_constraints = {"n_clusters": Integer(low=1), **_KERNEL_CONSTRAINTS}
+
+    # state (set on first use of a problem, and by initialize/update/start)
+    _problem = None
+    _members = None
+    _store = None
+
     def __init__(self, n_clusters=2, *, tau=1.0, lengthscale=None, kernel="auto", graph_scale=1.0, standardize=True,
                  jitter=1e-6):
-        self.n_clusters_param = check_n_clusters(n_clusters, "DCPKernel")
-        self.tau = check_float(tau, "tau of DCPKernel", low=0.0, low_open=True)
+        # clusters open along the incremental path: the parameter is the batch
+        # interface's count, and `n_clusters` the current one
+        self.n_clusters_param = n_clusters
+        self.tau = tau
         self.lengthscale = lengthscale
-        _check_lengthscale(lengthscale, "DCPKernel")
-        _check_kernel_param(kernel, "DCPKernel")
         self.kernel = kernel
-        self.graph_scale = check_float(graph_scale, "graph_scale of DCPKernel", low=0.0, low_open=True)
-        self.standardize = bool(standardize)
-        self.jitter = check_float(jitter, "jitter of DCPKernel", low=0.0, low_open=True)
-        self._problem = None
-        self._members = None
-        self._store = None
-
-    def get_params(self):
-        return {"n_clusters": self.n_clusters_param, "tau": self.tau, "lengthscale": self.lengthscale,
-                "kernel": self.kernel, "graph_scale": self.graph_scale, "standardize": self.standardize,
-                "jitter": self.jitter}
-
-    def clone(self, **changes):
-        """An unfitted copy with some parameters changed."""
-        return type(self)(**{**self.get_params(), **changes})
-
-    def __repr__(self):
-        return f"DCPKernel({self.n_clusters_param}, tau={self.tau}, kernel={self.kernel!r})"
+        self.graph_scale = graph_scale
+        self.standardize = standardize
+        self.jitter = jitter
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -594,10 +601,11 @@ class DCPKernel(NodePotentials):
     # ------------------------------------------------------------------ kernel
     def _setup(self, problem):
         if self._problem is not problem:
+            self._validate_params()  # first use on this problem: the parameters are checked here
             spec = _KernelSpec(problem, self.kernel, self.graph_scale, self.standardize, self.jitter, "DCPKernel")
             ell = self.lengthscale
             if spec.learnable:
-                ell = _check_lengthscale(ell, "DCPKernel")
+                ell = _check_lengthscale(ell, "lengthscale of DCPKernel")
                 ell = np.array([_default_lengthscale(spec.Y)]) if ell is None else ell
                 if ell.size not in (1, spec.Y.shape[1]):
                     raise InvalidParameterError(

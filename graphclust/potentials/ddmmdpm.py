@@ -18,10 +18,12 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._utils import check_float, check_int
+from .._params import AnyOf, Boolean, Integer, Options, Real
+from .._utils import check_float
 from ..errors import InvalidFeaturesError, InvalidGraphError, InvalidParameterError, ProblemTooLargeError
 from ..inference.gibbs import register_provider
-from .base import NodePotentials, check_features, check_n_clusters
+from .base import NodePotentials, check_features
+from .conjugate import CountParameter
 from .centroids import Centroids
 
 __all__ = ["DDMMDPMPotentials"]
@@ -426,8 +428,48 @@ def _csr_rows(ptr, values, fill, reduce):
     return out
 
 
+# ============================================================================ constraints
+def _check_distance(value, name):
+    """A distance name, or a dense or sparse ``(n, n)`` matrix (checked against the data
+    when the prior is built)."""
+    if isinstance(value, str):
+        if value not in ("euclidean", "knn", "graph"):
+            raise InvalidParameterError(
+                f"{name} must be 'euclidean', 'knn', 'graph' or a (n, n) distance matrix, got {value!r}")
+    elif not (sp.issparse(value) or isinstance(value, (np.ndarray, list, tuple))):
+        raise InvalidParameterError(f"{name} must be a string or a distance matrix, got {type(value).__name__}")
+
+
+def _check_shrink(value, name):
+    """A fraction in ``[0, 1)``."""
+    if check_float(value, name, low=0.0) >= 1.0:
+        raise InvalidParameterError(f"{name} must be in [0, 1), got {float(value)}")
+
+
+#: the model parameters DDMMDPM, MMDPM (without the distance ones) and
+#: DDMMDPMPotentials share
+_MODEL_CONSTRAINTS = {
+    "similarity": Options("max", "sum", "crp"),
+    "distance": _check_distance,
+    "n_neighbors": Integer(low=1),
+    "gamma": AnyOf(Options("auto"), Real(low=0.0, low_open=True),
+                   message="{name} must be 'auto' or a number > 0, got {value!r}"),
+    "floor": Boolean(),
+    "alpha": Real(low=0.0, low_open=True),
+    "lam": Real(low=0.0),
+    "beta": Real(low=0.0, low_open=True),
+    "base_std": Real(low=0.0, low_open=True),
+    "pa_cap": Real(low=0.0),
+    "margin": Real(low=0.0),
+    "removal_shrink": _check_shrink,
+    "bias": Boolean(),
+    "ml_strength": Real(low=0.0),
+    "cl_penalty": Real(low=0.0),
+}
+
+
 # ============================================================================ provider
-class DDMMDPMPotentials(NodePotentials):
+class DDMMDPMPotentials(CountParameter, NodePotentials):
     """Max-margin cluster scorers with the distance-dependent (or CRP) prior: the
     node-potential provider behind :class:`DDMMDPM` and :class:`MMDPM`.
 
@@ -510,10 +552,19 @@ class DDMMDPMPotentials(NodePotentials):
     array([-0.1 , -2.9 , -1.39])
     """
 
+    _parameter_constraints = {"n_clusters": Integer(low=1), **_MODEL_CONSTRAINTS, "pa_epochs": Integer(low=0)}
+
+    # state (set by model, initialize and start)
+    _model = None
+    _pair_memo = None
+    theta_ = None
+
     def __init__(self, n_clusters=2, *, similarity="max", distance="euclidean", n_neighbors=10, gamma="auto",
                  floor=True, alpha=1.0, lam=0.5, beta=1.0, base_std=1.0, pa_cap=0.01, margin=1.0,
                  removal_shrink=0.01, bias=False, ml_strength=1.0, cl_penalty=1.0, pa_epochs=1):
-        self.n_clusters_param = check_n_clusters(n_clusters, "DDMMDPMPotentials")
+        # clusters open along the incremental path: the parameter is the batch
+        # interface's count, and `n_clusters` the current one
+        self.n_clusters_param = n_clusters
         self.similarity = similarity
         self.distance = distance
         self.n_neighbors = n_neighbors
@@ -530,24 +581,13 @@ class DDMMDPMPotentials(NodePotentials):
         self.ml_strength = ml_strength
         self.cl_penalty = cl_penalty
         self.pa_epochs = pa_epochs
-        _check_model_params(self, "DDMMDPMPotentials")
-        check_int(pa_epochs, "pa_epochs of DDMMDPMPotentials", low=0)
-        self._model = None
-        self._pair = Centroids(1)
-        self.theta_ = None
 
-    _PARAMS = ("similarity", "distance", "n_neighbors", "gamma", "floor", "alpha", "lam", "beta", "base_std",
-               "pa_cap", "margin", "removal_shrink", "bias", "ml_strength", "cl_penalty", "pa_epochs")
-
-    def __repr__(self):
-        return f"DDMMDPMPotentials({self.n_clusters_param}, similarity={self.similarity!r})"
-
-    def get_params(self):
-        return {"n_clusters": self.n_clusters_param, **{p: getattr(self, p) for p in self._PARAMS}}
-
-    def clone(self, **changes):
-        """An unfitted copy with some parameters changed."""
-        return DDMMDPMPotentials(**{**self.get_params(), **changes})
+    @property
+    def _pair(self):
+        """Squared Euclidean pair distortions of the node means."""
+        if self._pair_memo is None:
+            self._pair_memo = Centroids(1)
+        return self._pair_memo
 
     @property
     def n_clusters(self):
@@ -562,6 +602,7 @@ class DDMMDPMPotentials(NodePotentials):
         key = (id(problem), None if items is None else items[0])
         if self._model is not None and self._model[0] == key and self._model[1] is problem:
             return self._model[2]
+        self._validate_params()  # first use on this problem: the parameters are checked here
         who = type(self).__name__
         check_features(problem, who)
         n = problem.n_nodes
@@ -690,7 +731,9 @@ class DDMMDPMPotentials(NodePotentials):
 
     # ------------------------------------------------------------------ batch (HMRF)
     def points(self, problem):
-        """``(node means, counts)``: the space seeds are chosen in."""
+        """``(node means, counts)``: the space seeds are chosen in (the batch path's
+        first use: the parameters are checked here)."""
+        self._validate_params()
         check_features(problem, type(self).__name__)
         return problem.feature_means, problem.counts.astype(np.float64)
 
@@ -831,37 +874,3 @@ class DDMMDPMPotentials(NodePotentials):
         return self._z.copy()
 
 
-def _check_model_params(obj, name):
-    sim = getattr(obj, "similarity", "crp")
-    if sim not in ("max", "sum", "crp"):
-        raise InvalidParameterError(f"similarity of {name} must be 'max' or 'sum', got {sim!r}")
-    dist = getattr(obj, "distance", "euclidean")
-    if isinstance(dist, str):
-        if dist not in ("euclidean", "knn", "graph"):
-            raise InvalidParameterError(
-                f"distance of {name} must be 'euclidean', 'knn', 'graph' or a (n, n) distance matrix, got {dist!r}")
-    elif not (sp.issparse(dist) or isinstance(dist, (np.ndarray, list, tuple))):
-        raise InvalidParameterError(f"distance of {name} must be a string or a distance matrix, got "
-                                    f"{type(dist).__name__}")
-    check_int(getattr(obj, "n_neighbors", 10), f"n_neighbors of {name}", low=1)
-    gamma = getattr(obj, "gamma", "auto")
-    if isinstance(gamma, str):
-        if gamma != "auto":
-            raise InvalidParameterError(f"gamma of {name} must be 'auto' or a number > 0, got {gamma!r}")
-    else:
-        check_float(gamma, f"gamma of {name}", low=0.0, low_open=True)
-    check_float(obj.alpha, f"alpha of {name}", low=0.0, low_open=True)
-    check_float(obj.lam, f"lam of {name}", low=0.0)
-    check_float(obj.beta, f"beta of {name}", low=0.0, low_open=True)
-    check_float(obj.base_std, f"base_std of {name}", low=0.0, low_open=True)
-    check_float(obj.pa_cap, f"pa_cap of {name}", low=0.0)
-    check_float(obj.margin, f"margin of {name}", low=0.0)
-    shrink = check_float(obj.removal_shrink, f"removal_shrink of {name}", low=0.0)
-    if shrink >= 1.0:
-        raise InvalidParameterError(f"removal_shrink of {name} must be in [0, 1), got {shrink}")
-    check_float(obj.ml_strength, f"ml_strength of {name}", low=0.0)
-    check_float(obj.cl_penalty, f"cl_penalty of {name}", low=0.0)
-    for p in ("bias", "floor"):
-        v = getattr(obj, p, False)
-        if not isinstance(v, (bool, np.bool_)):
-            raise InvalidParameterError(f"{p} of {name} must be True or False, got {v!r}")

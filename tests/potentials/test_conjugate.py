@@ -284,6 +284,9 @@ def test_data_driven_priors(rng):
 
 
 def test_bad_features_and_parameters():
+    """Bad features and bad parameters are refused with the culprit named. The
+    providers' ``__init__`` only stores its arguments: a bad ``kappa`` or
+    ``concentration`` is refused at first use (``start``), not at construction."""
     X = np.array([[1.0, 2.0], [0.0, 3.0]])
     with pytest.raises(InvalidFeaturesError, match="node 'b' has a negative count") as err:
         DirichletMultinomial().start(gc.Problem.from_array(np.array([[1.0, 2.0], [-1.0, 3.0]]), nodes=["a", "b"]),
@@ -300,18 +303,22 @@ def test_bad_features_and_parameters():
         NormalInverseWishart(dof=0.5).start(gc.Problem.from_array(X), [0, 0])
     with pytest.raises(InvalidParameterError, match="scale of NormalInverseWishart must be positive definite"):
         NormalInverseWishart(scale=[[1.0, 2.0], [2.0, 1.0]]).start(gc.Problem.from_array(X), [0, 0])
+    lik = NormalInverseGamma(kappa=0.0)  # stored as given ...
     with pytest.raises(InvalidParameterError, match="kappa of NormalInverseGamma must be > 0"):
-        NormalInverseGamma(kappa=0.0)
+        lik.start(gc.Problem.from_array(X), [0, 0])  # ... and refused at first use
+    lik = DirichletMultinomial(concentration=[1.0, -2.0])
     with pytest.raises(InvalidParameterError, match="concentration of DirichletMultinomial"):
-        DirichletMultinomial(concentration=[1.0, -2.0])
+        lik.start(gc.Problem.from_array(X), [0, 0])
     with pytest.raises(InvalidParameterError, match="mean of NormalInverseGamma must be a finite vector"):
         NormalInverseGamma(mean=[0.0]).start(gc.Problem.from_array(X), [0, 0])
 
 
 def test_clone_repr_pickle(rng):
+    """clone and repr come from the shared reflection (the repr names every parameter
+    that differs from its default, ``n_clusters`` by name)."""
     lik = NormalInverseWishart(3, kappa=0.5)
     assert lik.clone(kappa=2.0).kappa == 2.0 and lik.clone().n_clusters == 3
-    assert "NormalInverseWishart(3" in repr(lik) and "kappa=0.5" in repr(lik)
+    assert repr(lik) == "NormalInverseWishart(n_clusters=3, kappa=0.5)"
     lik.start(gc.Problem.from_array(rng.normal(size=(4, 2))), [0, 0, 1, 1])
     again = pickle.loads(pickle.dumps(lik))
     assert again.kappa == 0.5 and again.prior_ is not None
