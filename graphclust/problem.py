@@ -18,14 +18,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._utils import check_feature_matrix
-from .sideinfo import SideInfo
 from .errors import (
-    InvalidConstraintError,
     InvalidFeaturesError,
     InvalidGraphError,
     InvalidParameterError,
     UnknownNodeError,
 )
+from .sideinfo import SideInfo
 
 __all__ = ["Problem", "as_problem", "constraint_csr"]
 

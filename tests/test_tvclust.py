@@ -21,18 +21,10 @@ from graphclust.errors import (
 )
 from graphclust.potentials.conjugate import DirichletMultinomial, NormalInverseGamma, NormalInverseWishart
 from graphclust.tvclust import TVClust, _escobar_west
+from partition_oracles import set_partitions
 
 
 # ---------------------------------------------------------------------- oracles
-def set_partitions(n):
-    """Every partition of range(n) as a list of blocks (Bell(n) of them)."""
-    if n == 0:
-        yield []
-        return
-    for part in set_partitions(n - 1):
-        for k in range(len(part)):
-            yield part[:k] + [part[k] + [n - 1]] + part[k + 1:]
-        yield part + [[n - 1]]
 
 
 def niw_logml(X, pr):

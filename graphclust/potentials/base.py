@@ -128,6 +128,21 @@ class NodePotentials(Parametrized):
         raise NotImplementedError
 
 
+class CountParameter:
+    """Mixin for a provider whose clusters open (and empty) along the way: its
+    ``n_clusters`` parameter (the batch interface's count) is stored as
+    ``n_clusters_param``, ``n_clusters`` being the current count, and
+    ``get_params``/``set_params`` map the name back (``clone`` and ``repr`` follow)."""
+
+    def get_params(self, deep=True):
+        return {**super().get_params(deep), "n_clusters": self.n_clusters_param}
+
+    def set_params(self, **params):
+        if "n_clusters" in params:
+            self.n_clusters_param = params.pop("n_clusters")
+        return super().set_params(**params)
+
+
 def _implements(cls, *names):
     return all(getattr(cls, name) is not getattr(NodePotentials, name) for name in names)
 
@@ -147,9 +162,3 @@ def check_seeds(seeds, n_clusters, n_features):
     if seeds.shape != (n_clusters, n_features):
         raise InvalidParameterError(f"expected {n_clusters} seeds of {n_features} features, got shape {seeds.shape}")
     return seeds
-
-
-def check_n_clusters(n_clusters, who):
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) or n_clusters < 1:
-        raise InvalidParameterError(f"n_clusters of {who} must be an int >= 1, got {n_clusters!r}")
-    return int(n_clusters)

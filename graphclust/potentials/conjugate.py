@@ -49,7 +49,7 @@ from .._params import Integer, Optional, Real
 from .._utils import check_float
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..inference.gibbs import register_provider
-from .base import NodePotentials, check_features
+from .base import CountParameter, NodePotentials, check_features
 from .centroids import _js, _sq_dist
 
 __all__ = ["NormalInverseWishart", "NormalInverseGamma", "DirichletMultinomial", "CONJUGATE"]
@@ -557,21 +557,6 @@ def _check_concentration(value, name):
 
 
 # ============================================================================ providers
-class CountParameter:
-    """Mixin for a provider whose clusters open (and empty) along the way: its
-    ``n_clusters`` parameter (the batch interface's count) is stored as
-    ``n_clusters_param``, ``n_clusters`` being the current count, and
-    ``get_params``/``set_params`` map the name back (``clone`` and ``repr`` follow)."""
-
-    def get_params(self, deep=True):
-        return {**super().get_params(deep), "n_clusters": self.n_clusters_param}
-
-    def set_params(self, **params):
-        if "n_clusters" in params:
-            self.n_clusters_param = params.pop("n_clusters")
-        return super().set_params(**params)
-
-
 class _Conjugate(CountParameter, NodePotentials):
     """Shared machinery of the conjugate providers (see the module docstring).
 

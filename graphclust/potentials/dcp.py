@@ -25,8 +25,7 @@ from .._params import Boolean, Integer, Real
 from ..base import canonical_labels
 from ..errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
 from ..inference.gibbs import GibbsChain, no_side_information, register_provider
-from .base import NodePotentials
-from .conjugate import CountParameter
+from .base import CountParameter, NodePotentials
 
 __all__ = ["DCPKernel"]
 

@@ -22,8 +22,7 @@ from .._params import AnyOf, Boolean, Integer, Options, Real
 from .._utils import check_float
 from ..errors import InvalidFeaturesError, InvalidGraphError, InvalidParameterError, ProblemTooLargeError
 from ..inference.gibbs import register_provider
-from .base import NodePotentials, check_features
-from .conjugate import CountParameter
+from .base import CountParameter, NodePotentials, check_features
 from .centroids import Centroids
 
 __all__ = ["DDMMDPMPotentials"]

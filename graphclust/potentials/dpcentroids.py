@@ -15,7 +15,7 @@ from scipy.special import xlogy
 from .._params import Integer, Options, Real
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..inference._local import REL_TOL, cheapest, improves, potts_pull
-from .base import NodePotentials, check_features
+from .base import CountParameter, NodePotentials, check_features
 from .centroids import Centroids
 
 __all__ = ["DPCentroids", "DIVERGENCES"]
@@ -198,7 +198,7 @@ def _log_floor(C):
         return np.where(C > 1e-300, np.log(np.maximum(C, 1e-300)), _LOG_FLOOR)
 
 # ====================================================================== provider
-class DPCentroids(NodePotentials):
+class DPCentroids(CountParameter, NodePotentials):
     """Centroid costs with a birth option: the node-potential provider of DP-means.
 
     The cost of cluster ``k`` for node ``i`` is ``c_i D(x̄_i, μ_k)`` (``c_i`` original
@@ -277,14 +277,6 @@ class DPCentroids(NodePotentials):
         self.lam = lam
         self.divergence = divergence
         self.smoothing = smoothing
-
-    def get_params(self, deep=True):
-        return {**super().get_params(deep), "n_clusters": self.n_clusters_param}
-
-    def set_params(self, **params):
-        if "n_clusters" in params:
-            self.n_clusters_param = params.pop("n_clusters")
-        return super().set_params(**params)
 
     @property
     def n_clusters(self):

@@ -16,6 +16,7 @@ from graphclust.base import canonical_labels
 from graphclust.errors import InvalidParameterError
 from graphclust.inference import gibbs
 from graphclust.inference.gibbs import GibbsChain, register_provider
+from partition_oracles import set_partitions
 
 
 # ---------------------------------------------------------------------- the provider
@@ -141,14 +142,6 @@ class PoissonGamma:
 
 
 # ---------------------------------------------------------------------- the oracle
-def set_partitions(n):
-    if n == 0:
-        yield []
-        return
-    for part in set_partitions(n - 1):
-        for k in range(len(part)):
-            yield part[:k] + [part[k] + [n - 1]] + part[k + 1:]
-        yield part + [[n - 1]]
 
 
 def exact_posterior(X, a, b, alpha, pairs):
