@@ -308,11 +308,12 @@ class TVClust(BayesianClusteringEstimator):
         report = check_constraints(problem.nodes, pairs[hard], weights[hard])
         report.raise_if_infeasible()
         n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
-        if provider.kind != DIRMULT and (problem.counts > 1).any():
+        blind = (problem.counts > 1) & (problem.within_scatter()[0] < 0)
+        if provider.kind != DIRMULT and blind.any():
             warnings.warn(
-                f"{int((problem.counts > 1).sum())} node(s) stand for several points (counts > 1) but the "
-                f"Gaussian likelihood cannot see their within-node scatter; they are scored as points at the node "
-                "mean. Fit on the original problem: TVClust merges hard must-links exactly itself",
+                f"{int(blind.sum())} node(s) stand for several points (counts > 1) but carry no within-node "
+                f"scatter; the Gaussian likelihood scores them as points at the node mean. Fit on the original "
+                "problem, or on one from graphclust.contract, which keeps the scatter",
                 UserWarning, stacklevel=3,
             )
         model, items, scratch = provider._setup(problem, comp, n_items)

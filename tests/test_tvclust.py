@@ -366,13 +366,17 @@ def test_likelihood_instances_and_init_labels():
 
 
 def test_contracted_input():
+    """A contracted problem carries its nodes' scatter, so the Gaussian likelihoods score
+    merged nodes exactly (no warning); merged nodes given without scatter are warned about."""
     X = np.array([[0.0, 0.0], [0.1, 0.1], [3.0, 3.0], [3.1, 2.9]])
     reduced, _ = gc.contract(gc.Problem.from_array(X, gc.SideInfo.from_pairs(must=[(0, 1)], weight=np.inf)))
-    with pytest.warns(UserWarning, match="cannot see their within-node scatter"):
-        TVClust(n_iter=5).fit(reduced)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        TVClust(n_iter=5).fit(reduced)
         TVClust("multinomial", n_iter=5).fit(reduced)
+    blind = gc.Problem.from_arrays(reduced.W, X=reduced.X, counts=reduced.counts)  # sums and counts only
+    with pytest.warns(UserWarning, match="carry no within-node scatter"):
+        TVClust(n_iter=5).fit(blind)
 
 
 # ---------------------------------------------------------------------- bad input

@@ -622,9 +622,10 @@ class _Conjugate(CountParameter, NodePotentials):
     def _check_domain(self, problem, X):
         """Likelihood-specific checks of the feature values (none by default)."""
 
-    def _items(self, X, counts, comp=None, n_items=None):
+    def _items(self, X, counts, comp=None, n_items=None, scatter=None):
         """Item arrays for the kernels. ``comp`` groups nodes into items (each item is
-        scored and moved as one block); by default each node is an item."""
+        scored and moved as one block); by default each node is an item. ``scatter``:
+        the nodes' own within-node scatter (``Problem.within_scatter()``)."""
         raise NotImplementedError
 
     def _resolve(self, X, counts):
@@ -640,7 +641,8 @@ class _Conjugate(CountParameter, NodePotentials):
         X, counts = self._features(problem)
         model = self._resolve(X, counts)
         model = tuple(np.ascontiguousarray(a) for a in model)
-        items = tuple(np.ascontiguousarray(a) for a in self._items(X, counts, comp, n_items))
+        items = tuple(np.ascontiguousarray(a) for a in self._items(X, counts, comp, n_items,
+                                                                   problem.within_scatter()))
         d = X.shape[1]
         scratch = (np.zeros((d, d)), np.zeros(d))
         return model, items, scratch
@@ -866,21 +868,30 @@ def _empirical_var(X, counts):
     return mean, var
 
 
-def _gaussian_blocks(X, counts, comp, n_items):
-    """Per item: points, mean, and within-item scatter of the member node means
-    (``(n_blocks, d, d)``) for items with more than one node."""
+def _gaussian_blocks(X, counts, comp, n_items, scatter=None):
+    """Per item: points, mean, and within-item scatter (``(n_blocks, d, d)``) for the
+    items with scatter: those of more than one node, and nodes that carry scatter of
+    their own (merged before, see :class:`~graphclust.Problem`), which is added so
+    that nothing of a merged node's second moments is lost."""
     m = np.bincount(comp, weights=counts, minlength=n_items)
     sums = np.zeros((n_items, X.shape[1]))
     np.add.at(sums, comp, X)
     mean = sums / m[:, None]
     nodes_per = np.bincount(comp, minlength=n_items)
-    multi = np.flatnonzero(nodes_per > 1)
+    own_index = None if scatter is None else scatter[0]
+    has_own = np.zeros(n_items, dtype=bool)
+    if own_index is not None:
+        has_own[comp[own_index >= 0]] = True
+    multi = np.flatnonzero((nodes_per > 1) | has_own)
     iblk = np.full(n_items, -1, dtype=np.int64)
     iblk[multi] = np.arange(len(multi))
-    members = np.flatnonzero(nodes_per[comp] > 1)
+    members = np.flatnonzero(iblk[comp] >= 0)
     D = X[members] / counts[members, None] - mean[comp[members]]
     W = np.zeros((len(multi), X.shape[1], X.shape[1]))
     np.add.at(W, iblk[comp[members]], counts[members, None, None] * D[:, :, None] * D[:, None, :])
+    if own_index is not None:
+        own = members[own_index[members] >= 0]
+        np.add.at(W, iblk[comp[own]], scatter[1][own_index[own]])
     return m, mean, iblk, W
 
 
@@ -1003,11 +1014,11 @@ class NormalInverseWishart(_Conjugate):
         cl[2][slot] = L
         cl[3][slot] = 2.0 * np.log(np.diag(L)).sum()
 
-    def _items(self, X, counts, comp=None, n_items=None):
+    def _items(self, X, counts, comp=None, n_items=None, scatter=None):
         n, d = X.shape
         if comp is None:
             comp, n_items = np.arange(n), n
-        m, mean, iblk, W = _gaussian_blocks(X, counts, comp, n_items)
+        m, mean, iblk, W = _gaussian_blocks(X, counts, comp, n_items, scatter)
         # rows R with RᵀR = W, from the eigendecomposition (W is only semi-definite)
         R = np.zeros((len(W), d, d))
         if len(W):
@@ -1120,11 +1131,11 @@ class NormalInverseGamma(_Conjugate):
         cl[2][slot] = b0 + 0.5 * k0 / (k0 + 1.0) * (x - m0) ** 2
         cl[3][slot] = 0.0
 
-    def _items(self, X, counts, comp=None, n_items=None):
+    def _items(self, X, counts, comp=None, n_items=None, scatter=None):
         n, d = X.shape
         if comp is None:
             comp, n_items = np.arange(n), n
-        m, mean, iblk, W = _gaussian_blocks(X, counts, comp, n_items)
+        m, mean, iblk, W = _gaussian_blocks(X, counts, comp, n_items, scatter)
         R = np.ascontiguousarray(np.diagonal(W, axis1=1, axis2=2)[:, None, :]) if len(W) else np.zeros((0, 1, d))
         zeros = np.zeros(n_items)
         return (m, mean, iblk, R, zeros, zeros, np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0))
@@ -1215,7 +1226,7 @@ class DirichletMultinomial(_Conjugate):
         cl[1][slot] = x
         cl[3][slot] = x.sum()
 
-    def _items(self, X, counts, comp=None, n_items=None):
+    def _items(self, X, counts, comp=None, n_items=None, scatter=None):
         n, d = X.shape
         if comp is None:
             comp, n_items = np.arange(n), n
