@@ -31,7 +31,7 @@ import numpy as np
 from .._params import Parametrized
 from ..errors import InvalidFeaturesError, InvalidParameterError
 
-__all__ = ["NodePotentials"]
+__all__ = ["NodePotentials", "CountParameter"]
 
 
 class NodePotentials(Parametrized):
@@ -44,8 +44,9 @@ class NodePotentials(Parametrized):
 
     Every provider has an ``n_clusters`` attribute: the current number of clusters
     (columns of :meth:`unary`). A provider with a fixed number stores its parameter
-    under that name; one whose clusters are born and die along the way keeps the
-    parameter under another name and makes ``n_clusters`` a property.
+    under that name; one whose clusters are born and die along the way mixes in
+    :class:`CountParameter` (the parameter is then ``n_clusters_param``) and makes
+    ``n_clusters`` a property.
     """
 
     #: True when the provider needs node features (``problem.X``)
