@@ -514,3 +514,26 @@ def test_hard_must_links_are_merged_and_the_objective_is_the_original_energy(glo
             _, lift = gc.contract(problem)
         best = min(energy.evaluate(lift(zr)) for zr in Z)
         assert energy.evaluate(z) <= best + 1e-9
+
+
+def test_closure_auto_uses_it_on_consistent_side_information_only():
+    """use_closure="auto" (the default): the closure of consistent constraints, the given
+    constraints when they conflict, since closing noisy links chains wrong must-links
+    into components that swallow whole classes."""
+    X, y = gc.datasets.make_blobs(120, 2, 2, separation=4, random_state=0)
+    clean = gc.SideInfo.sample(y, n_pairs=100, random_state=0)
+    est = gc.HMRF(Centroids(2), random_state=0).fit(X, clean)
+    assert est.result_.info["closure"] and "closure_skipped" not in est.result_.info
+    noisy = gc.SideInfo.sample(y, n_pairs=400, noise=0.05, random_state=0)
+    with pytest.warns(UserWarning, match="soft cannot-link"):
+        auto = gc.HMRF(Centroids(2), random_state=0).fit(X, noisy)
+        closed = gc.HMRF(Centroids(2), use_closure=True, random_state=0).fit(X, noisy)
+    assert not auto.result_.info["closure"] and "conflicting" in auto.result_.info["closure_skipped"]
+    assert closed.result_.info["closure"]
+    f_auto, f_closed = gc.pairwise_f_measure(y, auto.labels_), gc.pairwise_f_measure(y, closed.labels_)
+    assert f_auto > 0.9 and f_closed < 0.7  # the closure merges the two blobs
+
+
+def test_use_closure_is_checked():
+    with pytest.raises(InvalidParameterError, match="use_closure of HMRF must be one of 'auto', True, False"):
+        gc.HMRF(use_closure="yes").fit(np.eye(3))
