@@ -25,6 +25,7 @@ from .graphs import (
 from .inference import InferenceResult, solve
 from .io import parse_graphml, read_graphml, read_side_info, write_graphml, write_side_info_csv
 from .merge import Lift, contract
+from .conflict_repair import SuspectReport, repair, suspects
 from .metrics import ari, nmi, pairwise_f_measure, violations
 from .problem import Problem, as_problem
 from .sideinfo import CheckReport, Conflict, SideInfo
@@ -47,6 +48,9 @@ __all__ = [
     "CheckReport",
     "Conflict",
     "contract",
+    "suspects",
+    "repair",
+    "SuspectReport",
     "Lift",
     # graph builders
     "knn_graph",

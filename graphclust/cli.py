@@ -63,6 +63,10 @@ def _cmd_check(args):
     report = S.check(G, n_clusters=args.n_clusters)
     print(f"{args.file}: {G.number_of_nodes()} nodes, {G.number_of_edges()} data edges")
     print(report.summary())
+    if args.suspects and report.conflicts and not report.hard_conflicts:
+        from .conflict_repair import suspects
+
+        print(suspects(S, G).summary())
     return 0 if report.feasible else 1
 
 
@@ -171,6 +175,8 @@ def _parser():
     c.add_argument("file", help="GraphML file (data edges + kind=must/cannot edges)")
     c.add_argument("--side", help="side information in a second GraphML file or a CSV edge list")
     c.add_argument("--n-clusters", type=int, help="also check feasibility with this many clusters")
+    c.add_argument("--suspects", action="store_true",
+                   help="list the likely-wrong soft constraints: the lightest set whose removal leaves no conflict")
     c.set_defaults(func=_cmd_check)
 
     c = sub.add_parser("cluster", help="cluster a GraphML file and write the labels")

@@ -70,3 +70,14 @@ def test_param_parsing(problem_file, capsys):
     assert main(["cluster", str(problem_file), "--method", "spectral", "--param", "n_init=2"]) == 0
     assert main(["cluster", str(problem_file), "--method", "spectral", "--param", "bogus=2"]) == 2
     assert "has no parameter 'bogus'" in capsys.readouterr().err
+
+
+def test_check_lists_the_suspects(tmp_path, capsys):
+    S = gc.SideInfo([(0, 1, 2.0), (1, 2, 0.5), (2, 3, 2.0), (0, 3, -1.0)])
+    path = tmp_path / "noisy.graphml"
+    gc.write_graphml(path, nx.path_graph(4), S)
+    assert main(["check", str(path), "--suspects"]) == 0
+    out = capsys.readouterr().out
+    assert "1 likely-wrong constraint(s) of total weight 0.5" in out and "must-link (1, 2)" in out
+    main(["check", str(path)])
+    assert "likely-wrong" not in capsys.readouterr().out

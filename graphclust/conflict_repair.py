@@ -1,0 +1,355 @@
+"""Likely-wrong constraints: the lightest set of soft constraints whose removal makes
+the rest consistent.
+
+Side information is *consistent* when no cannot-link joins two nodes that must-links
+connect. Noisy side information rarely is. Every conflict is a cycle of the constraint
+graph with exactly one cannot-link, and at least one constraint on it is wrong. Removing
+the lightest set of soft constraints that breaks every such cycle is correlation
+clustering on the constraint graph. Each must-link component is split so that no
+cannot-linked pair shares a part, at the least total weight of must-links cut and
+cannot-links dropped.
+
+* Components of at most ``exact_max`` nodes are solved exactly, as an integer program
+  over "same part" indicators with the triangle inequalities (HiGHS through
+  :func:`scipy.optimize.milp`).
+* Larger ones are solved greedily. While a cannot-link lies inside a component, the
+  lightest soft constraint on one of its conflict cycles is dropped: the cannot-link
+  itself, or a must-link on the shortest must-link path between its ends. The greedy
+  answer breaks every conflict but need not be the lightest.
+
+Hard constraints (``±inf``) are never dropped. A conflict made of hard constraints only
+raises :class:`~graphclust.errors.InfeasibleConstraintsError`, as everywhere else.
+"""
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order
+
+from .sideinfo import check_constraints, must_link_components
+
+__all__ = ["Suspect", "SuspectReport", "suspects", "repair", "find_suspects"]
+
+#: components up to this many nodes are solved exactly by default
+EXACT_MAX_NODES = 30
+#: the greedy drops a must-link only when it lies on this many conflict paths: the
+#: best of 2, 3, 4 and 6 on planted 5 % noise (mean precision 0.73, 0.80, 0.74, 0.69
+#: over six draws; tests/test_conflict_repair.py)
+_MIN_LOAD = 3.0
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A constraint that is likely wrong.
+
+    Attributes
+    ----------
+    constraint : tuple
+        The constrained pair ``(u, v)`` of node keys.
+    weight : float
+        Its signed weight (``> 0`` must-link, ``< 0`` cannot-link).
+    cycle : list
+        Evidence: the nodes of a conflict cycle through it, a must-link path from one
+        end of a cannot-link to the other. The cycle closes with that cannot-link.
+    """
+
+    constraint: tuple
+    weight: float
+    cycle: list
+
+    @property
+    def kind(self):
+        return "must-link" if self.weight > 0 else "cannot-link"
+
+    def __str__(self):
+        u, v = self.constraint
+        return f"{self.kind} {(u, v)!r} (weight {abs(self.weight):g}) on the conflict cycle " + " - ".join(
+            map(repr, self.cycle))
+
+
+@dataclass
+class SuspectReport:
+    """The likely-wrong constraints; returned by :func:`find_suspects` and
+    :meth:`graphclust.SideInfo.suspects`.
+
+    Attributes
+    ----------
+    suspects : list of Suspect
+        Constraints whose removal leaves consistent side information.
+    removed_weight : float
+        Their total strength.
+    exact : bool
+        True when every conflicting component was solved exactly, so no lighter set of
+        soft constraints removes all conflicts.
+    n_conflicts : int
+        Cannot-links inside a must-link component before the repair.
+    rows : ndarray of int
+        Rows of the constraint arrays that are suspects.
+    """
+
+    suspects: list
+    removed_weight: float
+    exact: bool
+    n_conflicts: int
+    rows: np.ndarray = field(repr=False, default=None)
+
+    def summary(self):
+        head = (f"{len(self.suspects)} likely-wrong constraint(s) of total weight {self.removed_weight:g} "
+                f"break all {self.n_conflicts} conflict(s) ({'exact' if self.exact else 'greedy'})")
+        return "\n".join([head] + [f"  {s}" for s in self.suspects])
+
+
+def suspects(S, data=None, *, exact_max=EXACT_MAX_NODES):
+    """The likely-wrong constraints of side information ``S``.
+
+    Parameters
+    ----------
+    S : SideInfo
+    data : Problem, networkx.Graph or None, default=None
+        The data the constraints refer to (unknown nodes raise
+        :class:`~graphclust.errors.UnknownNodeError`); ``None``: the constrained nodes.
+    exact_max : int, default=30
+        Must-link components of at most this many nodes are solved exactly.
+
+    Returns
+    -------
+    SuspectReport
+
+    Examples
+    --------
+    >>> import graphclust as gc
+    >>> S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2), (3, 4)], cannot=[(0, 2), (0, 3)])
+    >>> gc.suspects(S).summary().splitlines()[0]
+    '1 likely-wrong constraint(s) of total weight 1 break all 1 conflict(s) (exact)'
+    """
+    nodes, index = _nodes_of(S, data)
+    pairs, weights = S.to_arrays(index)
+    return find_suspects(nodes, pairs, weights, exact_max=exact_max)
+
+
+def repair(S, data=None, *, exact_max=EXACT_MAX_NODES):
+    """``S`` without its likely-wrong constraints (see :func:`suspects`), and the report.
+
+    Returns
+    -------
+    repaired : SideInfo
+        A copy of ``S`` (seeds kept) without the suspects: consistent side information.
+    report : SuspectReport
+
+    Examples
+    --------
+    >>> import graphclust as gc
+    >>> S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2)], cannot=[(0, 2)])
+    >>> fixed, report = gc.repair(S)
+    >>> len(fixed), fixed.check().conflicts
+    (2, [])
+    """
+    report = suspects(S, data, exact_max=exact_max)
+    drop = {frozenset(s.constraint) for s in report.suspects}
+    kept = [(u, v, w) for u, v, w in S.edges() if frozenset((u, v)) not in drop]
+    return type(S)(kept, seeds=S.seeds), report
+
+
+def _nodes_of(S, data):
+    import networkx as nx
+
+    if data is None:  # in the order the constraints name them: a reproducible report
+        nodes = list(dict.fromkeys(x for u, v, _ in S.edges() for x in (u, v)))
+    elif isinstance(data, nx.Graph):
+        nodes = list(data.nodes)
+    else:  # a Problem
+        nodes = list(data.nodes)
+    return nodes, {u: i for i, u in enumerate(nodes)}
+
+
+def find_suspects(nodes, pairs, weights, *, exact_max=EXACT_MAX_NODES):
+    """The lightest set of soft constraints whose removal makes the rest consistent.
+
+    Parameters
+    ----------
+    nodes : sequence
+        Node keys (for the report).
+    pairs : ndarray of shape (n_constraints, 2)
+        Node indices of each constraint.
+    weights : ndarray of shape (n_constraints,)
+        Signed weights; ``±inf`` hard.
+    exact_max : int, default=30
+        Components of the must-link graph with at most this many nodes are solved
+        exactly; larger ones greedily.
+
+    Returns
+    -------
+    SuspectReport
+
+    Raises
+    ------
+    InfeasibleConstraintsError
+        A conflict made of hard constraints only.
+
+    Examples
+    --------
+    Three must-links chain ``a`` to ``d``, which are cannot-linked: one of the four is
+    wrong, and the weakest goes.
+
+    >>> import numpy as np
+    >>> rep = find_suspects(list("abcd"), np.array([[0, 1], [1, 2], [2, 3], [0, 3]]),
+    ...                     np.array([2.0, 0.5, 2.0, -1.0]))
+    >>> [str(s) for s in rep.suspects], rep.exact
+    (["must-link ('b', 'c') (weight 0.5) on the conflict cycle 'a' - 'b' - 'c' - 'd'"], True)
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+    n = len(nodes)
+    hard = np.isinf(weights)
+    check_constraints(nodes, pairs[hard], weights[hard]).raise_if_infeasible()
+    must = weights > 0
+    _, comp = must_link_components(n, pairs[must])
+    inside = comp[pairs[:, 0]] == comp[pairs[:, 1]]
+    conflicting = np.unique(comp[pairs[inside & ~must, 0]])
+    n_conflicts = int((inside & ~must).sum())
+    removed, exact = [], True
+    for c in conflicting.tolist():
+        rows = np.flatnonzero((comp[pairs[:, 0]] == c) & (comp[pairs[:, 1]] == c))  # inside the component
+        members = np.flatnonzero(comp == c)
+        if len(members) <= exact_max:
+            removed.append(rows[_exact(pairs[rows], weights[rows], members)])
+        else:
+            exact = False
+            removed.append(rows[_greedy(pairs[rows], weights[rows], n)])
+    rows = np.sort(np.concatenate(removed)) if removed else np.empty(0, np.int64)
+    kept = np.ones(len(weights), dtype=bool)
+    kept[rows] = False
+    suspects = [Suspect((nodes[pairs[r, 0]], nodes[pairs[r, 1]]), float(weights[r]),
+                        [nodes[i] for i in _cycle(pairs, weights, r, n)]) for r in rows.tolist()]
+    return SuspectReport(suspects, float(np.abs(weights[rows]).sum()), exact, n_conflicts, rows)
+
+
+def _exact(pairs, weights, members):
+    """Correlation clustering of one component: the rows of ``pairs`` to drop."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    m = len(members)
+    local = np.full(members.max() + 1, -1, dtype=np.int64)
+    local[members] = np.arange(m)
+    a, b = local[pairs[:, 0]], local[pairs[:, 1]]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    index = {p: k for k, p in enumerate(combinations(range(m), 2))}
+    var = np.array([index[(i, j)] for i, j in zip(lo.tolist(), hi.tolist())], dtype=np.int64)
+    n_var = len(index)
+    # minimise  sum_ML w (1 - s) + sum_CL |w| s  =  const + sum c s
+    cost = np.zeros(n_var)
+    finite = np.isfinite(weights)
+    np.add.at(cost, var[finite], -weights[finite])
+    lower, upper = np.zeros(n_var), np.ones(n_var)
+    lower[var[np.isposinf(weights)]] = 1.0  # hard must-link: same part
+    upper[var[np.isneginf(weights)]] = 0.0  # hard cannot-link: apart
+    rows, cols, vals = [], [], []
+    r = 0
+    for i, j, k in combinations(range(m), 3):
+        ij, jk, ik = index[(i, j)], index[(j, k)], index[(i, k)]
+        for x, y, z in ((ij, jk, ik), (ij, ik, jk), (ik, jk, ij)):  # s_x + s_y - s_z <= 1
+            rows += [r, r, r]
+            cols += [x, y, z]
+            vals += [1.0, 1.0, -1.0]
+            r += 1
+    constraints = []
+    if r:
+        A = sp.csr_array((vals, (rows, cols)), shape=(r, n_var))
+        constraints.append(LinearConstraint(A, -np.inf, 1.0))
+    res = milp(cost, integrality=np.ones(n_var), bounds=Bounds(lower, upper), constraints=constraints)
+    s = np.round(res.x).astype(bool)
+    same = s[var]
+    return np.flatnonzero(np.where(weights > 0, ~same, same))
+
+
+def _greedy(pairs, weights, n):
+    """Rows to drop so that no cannot-link stays inside a must-link component.
+
+    A wrong must-link joins two groups, so it lies on the conflict cycles of many
+    cannot-links at once; a wrong cannot-link lies on its own cycle only. Each round
+    takes the shortest must-link path of every remaining conflict and drops the soft
+    must-link on the most of them per unit of weight. When no must-link is on
+    ``_MIN_LOAD`` conflicts, the cheapest soft constraint of each cycle goes instead
+    (the cannot-link on ties).
+    """
+    dropped = np.zeros(len(weights), dtype=bool)
+    must = weights > 0
+    soft = np.isfinite(weights)
+    while True:
+        kept_must = must & ~dropped
+        _, comp = must_link_components(n, pairs[kept_must])
+        bad = np.flatnonzero(~must & ~dropped & (comp[pairs[:, 0]] == comp[pairs[:, 1]]))
+        if not len(bad):
+            return np.flatnonzero(dropped)
+        paths = _conflict_paths(pairs, kept_must, n, bad)
+        load = np.zeros(len(weights))
+        for rows in paths:
+            load[rows] += 1.0
+        load[~soft] = 0.0
+        score = np.where(load >= _MIN_LOAD, load / np.abs(weights), 0.0)
+        if score.max() > 0:
+            dropped[int(np.argmax(score))] = True
+            continue
+        # every must-link is on one conflict at most: break each cycle where it is cheapest
+        for c, rows in zip(bad.tolist(), paths):
+            candidates = [r for r in [c] + rows if soft[r]]  # ties: the cannot-link goes
+            dropped[min(candidates, key=lambda r: abs(weights[r]))] = True
+
+
+def _conflict_paths(pairs, kept_must, n, bad):
+    """For each conflicting cannot-link row in ``bad``: the rows of the must-links on a
+    shortest must-link path between its ends (one search per distinct start node)."""
+    rows = np.flatnonzero(kept_must)
+    A = sp.coo_array((np.ones(len(rows)), (pairs[rows, 0], pairs[rows, 1])), shape=(n, n)).tocsr()
+    A = (A + A.T).tocsr()
+    row_of = {(min(a, b), max(a, b)): r for r, (a, b) in zip(rows.tolist(), pairs[rows].tolist())}
+    trees = {}
+    out = []
+    for c in bad.tolist():
+        u, v = int(pairs[c, 0]), int(pairs[c, 1])
+        if u not in trees:
+            trees[u] = breadth_first_order(A, u, directed=False, return_predecessors=True)[1]
+        pred, x, path = trees[u], v, []
+        while x != u:
+            p = int(pred[x])
+            path.append(row_of[(min(p, x), max(p, x))])
+            x = p
+        out.append(path)
+    return out
+
+
+def _cycle(pairs, weights, r, n):
+    """Nodes of a conflict cycle through constraint ``r``: for a cannot-link, a
+    must-link path between its ends; for a must-link, a must-link path from one end of
+    some cannot-link through it to the other end."""
+    must = weights > 0
+    others = must.copy()
+    others[r] = False
+    if not must[r]:
+        u, v = pairs[r]
+        return _node_path(pairs, must, n, u, v) or [u, v]
+    a, b = pairs[r]
+    # a cannot-link (u, v) with u reachable from a and v from b without this must-link
+    _, comp = must_link_components(n, pairs[others])
+    for c in np.flatnonzero(~must).tolist():
+        u, v = pairs[c]
+        for x, y in ((u, v), (v, u)):
+            if comp[x] == comp[a] and comp[y] == comp[b]:
+                return _node_path(pairs, others, n, x, a) + _node_path(pairs, others, n, b, y)
+    return [a, b]
+
+
+def _node_path(pairs, use, n, u, v):
+    rows = np.flatnonzero(use)
+    A = sp.coo_array((np.ones(len(rows)), (pairs[rows, 0], pairs[rows, 1])), shape=(n, n)).tocsr()
+    A = (A + A.T).tocsr()
+    _, pred = breadth_first_order(A, u, directed=False, return_predecessors=True)
+    if v != u and pred[v] < 0:
+        return []
+    path, x = [v], v
+    while x != u:
+        x = pred[x]
+        path.append(x)
+    return [int(x) for x in path[::-1]]

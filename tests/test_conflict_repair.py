@@ -1,0 +1,105 @@
+"""graphclust.conflict_repair: the lightest set of soft constraints whose removal leaves
+consistent side information, against brute force, and on planted noise."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import graphclust as gc
+from graphclust.errors import InfeasibleConstraintsError
+from graphclust.conflict_repair import find_suspects
+
+
+def consistent(n, pairs, weights):
+    from graphclust.sideinfo import must_link_components
+
+    _, comp = must_link_components(n, pairs[weights > 0])
+    return not ((weights < 0) & (comp[pairs[:, 0]] == comp[pairs[:, 1]])).any()
+
+
+def brute_force_min_weight(n, pairs, weights):
+    """The least total weight of soft constraints whose removal leaves no conflict."""
+    soft = np.flatnonzero(np.isfinite(weights))
+    best = np.inf
+    for r in range(len(soft) + 1):
+        for drop in itertools.combinations(soft.tolist(), r):
+            keep = np.ones(len(weights), bool)
+            keep[list(drop)] = False
+            if consistent(n, pairs[keep], weights[keep]):
+                best = min(best, np.abs(weights[list(drop)]).sum())
+    return best
+
+
+def random_instance(rng, n, m, hard=0.0):
+    all_pairs = list(itertools.combinations(range(n), 2))
+    pairs = np.array([all_pairs[i] for i in rng.choice(len(all_pairs), m, replace=False)])
+    w = rng.uniform(0.5, 3.0, m) * np.where(rng.random(m) < 0.6, 1.0, -1.0)
+    w[rng.random(m) < hard] *= np.inf
+    return pairs, w
+
+
+def test_exact_repair_is_the_lightest_and_consistent(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    checked = 0
+    while checked < 25:
+        n = int(rng.integers(3, 8))
+        pairs, w = random_instance(rng, n, int(rng.integers(3, min(10, n * (n - 1) // 2) + 1)), hard=0.15)
+        try:
+            rep = find_suspects(list(range(n)), pairs, w)
+        except InfeasibleConstraintsError:
+            continue
+        keep = np.ones(len(w), bool)
+        keep[rep.rows] = False
+        assert consistent(n, pairs[keep], w[keep]) and np.isfinite(w[rep.rows]).all()
+        assert rep.exact and rep.removed_weight == pytest.approx(brute_force_min_weight(n, pairs, w))
+        checked += 1
+
+
+def test_greedy_repair_breaks_every_conflict_and_is_near_the_optimum(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    for _ in range(15):
+        n = int(rng.integers(5, 8))
+        pairs, w = random_instance(rng, n, int(rng.integers(5, min(11, n * (n - 1) // 2) + 1)))
+        greedy = find_suspects(list(range(n)), pairs, w, exact_max=1)
+        keep = np.ones(len(w), bool)
+        keep[greedy.rows] = False
+        assert consistent(n, pairs[keep], w[keep])
+        assert greedy.exact == (greedy.n_conflicts == 0)
+        assert greedy.removed_weight >= brute_force_min_weight(n, pairs, w) - 1e-9
+
+
+def test_every_suspect_carries_a_conflict_cycle():
+    S = gc.SideInfo([("a", "b", 2.0), ("b", "c", 0.5), ("c", "d", 2.0), ("a", "d", -1.0), ("x", "y", 1.0)])
+    report = gc.suspects(S)
+    assert [s.constraint for s in report.suspects] == [("b", "c")]
+    s = report.suspects[0]
+    assert s.kind == "must-link" and s.cycle == ["a", "b", "c", "d"] and "weight 0.5" in str(s)
+    fixed, again = gc.repair(S)
+    assert fixed.check().conflicts == [] and len(fixed) == len(S) - 1 and again.rows.tolist() == report.rows.tolist()
+    assert len(S) == 5  # the input is not modified
+
+
+def test_hard_constraints_are_never_dropped_and_hard_conflicts_raise():
+    S = gc.SideInfo([(0, 1, np.inf), (1, 2, 1.0), (0, 2, -np.inf)])
+    assert [s.constraint for s in gc.suspects(S).suspects] == [(1, 2)]
+    with pytest.raises(InfeasibleConstraintsError):
+        gc.suspects(gc.SideInfo([(0, 1, np.inf), (1, 2, np.inf), (0, 2, -np.inf)]))
+
+
+def test_planted_flips_are_found():
+    """Labels of 4 classes, 600 pairs, 5 % flipped (one giant must-link component, so
+    the greedy path): on average at least 75 % of the suspects are flipped constraints
+    (0.80 measured; issue #26 asks 0.8 on the UCI sets) and at least 80 % of the
+    flipped constraints are found (0.89 measured)."""
+    precision, recall = [], []
+    for seed in range(6):
+        y = np.random.default_rng(seed).integers(0, 4, 80)
+        S = gc.SideInfo.sample(y, n_pairs=600, noise=0.05, random_state=seed)
+        flipped = {frozenset((u, v)) for u, v, w in S.edges() if (w > 0) != (y[u] == y[v])}
+        report = gc.suspects(S)
+        assert report.n_conflicts > 0 and not report.exact
+        found = {frozenset(s.constraint) for s in report.suspects}
+        precision.append(len(found & flipped) / len(found))
+        recall.append(len(found & flipped) / len(flipped))
+    assert np.mean(precision) >= 0.75 and np.mean(recall) >= 0.8
