@@ -103,3 +103,21 @@ def test_planted_flips_are_found():
         precision.append(len(found & flipped) / len(found))
         recall.append(len(found & flipped) / len(flipped))
     assert np.mean(precision) >= 0.75 and np.mean(recall) >= 0.8
+
+
+def test_the_data_vote_breaks_ties_towards_what_the_features_contradict():
+    """A triangle of two must-links and a cannot-link: every single drop is equally
+    light; with the data's vote the must-link between far-apart points goes."""
+    from graphclust.conflict_repair import data_plausibility
+
+    X = np.array([[0.0], [0.1], [5.0]])
+    S = gc.SideInfo([(0, 1, 1.0), (1, 2, 1.0), (0, 2, -1.0)])
+    P = gc.Problem.from_array(X)
+    voted = gc.suspects(S, P, data_vote=True)
+    assert [s.constraint for s in voted.suspects] == [(1, 2)] and voted.removed_weight == 1.0
+    assert gc.suspects(S, P).removed_weight == 1.0  # without the vote: some single drop
+    pairs, w = S.to_arrays({0: 0, 1: 1, 2: 2})
+    p = data_plausibility(X, pairs, w)
+    far_ml = int(np.flatnonzero((pairs == [1, 2]).all(1))[0])
+    near_ml = int(np.flatnonzero((pairs == [0, 1]).all(1))[0])
+    assert p[far_ml] < p[near_ml] and (p > 0).all()
