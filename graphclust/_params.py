@@ -51,11 +51,6 @@ class Integer:
     def check(self, value, name):
         check_int(value, name, low=self.low, high=self.high)
 
-    def describe(self):
-        lo = "-inf" if self.low is None else self.low
-        hi = "inf" if self.high is None else self.high
-        return f"an int in [{lo}, {hi}]"
-
 
 class Real:
     """A finite real number (``inf`` too with ``allow_inf``) in ``[low, high]``, or
@@ -66,11 +61,6 @@ class Real:
 
     def check(self, value, name):
         check_float(value, name, low=self.low, high=self.high, low_open=self.low_open, allow_inf=self.allow_inf)
-
-    def describe(self):
-        lo = "-inf" if self.low is None else self.low
-        hi = "inf" if self.high is None else self.high
-        return f"a number in {'(' if self.low_open else '['}{lo}, {hi}]"
 
 
 class Options:
@@ -89,9 +79,6 @@ class Options:
         if not self._matches(value):
             raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, self.values))}, got {value!r}")
 
-    def describe(self):
-        return "one of " + ", ".join(map(repr, self.values))
-
 
 class Boolean:
     """``True`` or ``False`` (numpy booleans too)."""
@@ -100,9 +87,6 @@ class Boolean:
         if not isinstance(value, (bool, np.bool_)):
             raise InvalidParameterError(f"{name} must be True or False, got {value!r}")
 
-    def describe(self):
-        return "True or False"
-
 
 class Callable:
     """A callable, or ``None``."""
@@ -110,9 +94,6 @@ class Callable:
     def check(self, value, name):
         if value is not None and not callable(value):
             raise InvalidParameterError(f"{name} must be callable or None, got {type(value).__name__}")
-
-    def describe(self):
-        return "a callable or None"
 
 
 class RandomState:
@@ -130,9 +111,6 @@ class RandomState:
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"{name}: {exc}") from None
 
-    def describe(self):
-        return "None, an int or a numpy Generator"
-
 
 class InstanceOf:
     """An instance of ``cls``; ``what`` says what it is in the message."""
@@ -144,9 +122,6 @@ class InstanceOf:
         if not isinstance(value, self.cls):
             raise InvalidParameterError(f"{name} must be {self.what}, got {type(value).__name__}")
 
-    def describe(self):
-        return self.what
-
 
 class Optional:
     """``None`` or what ``constraint`` accepts."""
@@ -157,9 +132,6 @@ class Optional:
     def check(self, value, name):
         if value is not None:
             _check_one(self.constraint, value, name)
-
-    def describe(self):
-        return f"None or {_describe(self.constraint)}"
 
 
 class AnyOf:
@@ -184,9 +156,6 @@ class AnyOf:
             raise InvalidParameterError(self.message.format(name=name, value=value)) from None
         raise error
 
-    def describe(self):
-        return " or ".join(_describe(c) for c in self.constraints)
-
 
 def _check_one(constraint, value, name):
     if constraint is None:  # in AnyOf: the value None itself
@@ -196,12 +165,6 @@ def _check_one(constraint, value, name):
         constraint.check(value, name)
     else:
         constraint(value, name)
-
-
-def _describe(constraint):
-    if constraint is None:
-        return "None"
-    return constraint.describe() if hasattr(constraint, "describe") else "a valid value"
 
 
 def validate_parameters(obj, constraints=None):

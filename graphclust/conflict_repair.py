@@ -191,13 +191,9 @@ def repair(S, data=None, *, exact_max=EXACT_MAX_NODES, data_vote=False):
 
 
 def _nodes_of(S, data):
-    import networkx as nx
-
     if data is None:  # in the order the constraints name them: a reproducible report
         nodes = list(dict.fromkeys(x for u, v, _ in S.edges() for x in (u, v)))
-    elif isinstance(data, nx.Graph):
-        nodes = list(data.nodes)
-    else:  # a Problem
+    else:  # a networkx graph or a Problem
         nodes = list(data.nodes)
     return nodes, {u: i for i, u in enumerate(nodes)}
 
@@ -263,8 +259,6 @@ def find_suspects(nodes, pairs, weights, *, exact_max=EXACT_MAX_NODES, plausibil
             exact = False
             removed.append(rows[_greedy(pairs[rows], weights[rows], cost[rows], n)])
     rows = np.sort(np.concatenate(removed)) if removed else np.empty(0, np.int64)
-    kept = np.ones(len(weights), dtype=bool)
-    kept[rows] = False
     suspects = [Suspect((nodes[pairs[r, 0]], nodes[pairs[r, 1]]), float(weights[r]),
                         [nodes[i] for i in _cycle(pairs, weights, r, n)]) for r in rows.tolist()]
     return SuspectReport(suspects, float(np.abs(weights[rows]).sum()), exact, n_conflicts, rows)
