@@ -6,8 +6,8 @@ scikit-learn is not a dependency of the library, and the embeddings it is used o
 
 import numpy as np
 
-from ._utils import check_random_state
-from .seeding import _sq_dist, kmeans_plusplus
+from ._utils import check_random_state, sq_distances
+from .seeding import kmeans_plusplus
 
 __all__ = ["kmeans"]
 
@@ -22,7 +22,7 @@ def kmeans(X, k, *, weights=None, n_init=10, max_iter=300, tol=1e-10, random_sta
         C = kmeans_plusplus(X, k, rng, w)
         prev = np.inf
         for _ in range(max_iter):
-            D = _sq_dist(X, C)
+            D = sq_distances(X, C)
             labels = D.argmin(1)
             inertia = float((w * D[np.arange(len(X)), labels]).sum())
             mass = np.bincount(labels, weights=w, minlength=k)

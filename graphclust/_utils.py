@@ -19,6 +19,7 @@ __all__ = [
     "check_int",
     "check_float",
     "check_feature_matrix",
+    "sq_distances",
 ]
 
 
@@ -156,6 +157,13 @@ def _raise_bad_row(X):
                 f"row {r} of X has {vec.size} features but earlier rows have {width} (ragged X)", node=r
             )
     raise InvalidFeaturesError("X could not be read as a numeric matrix (n_samples, n_features)")
+
+
+def sq_distances(A, B):
+    """Squared Euclidean distances between the rows of ``A`` and of ``B`` (one matrix
+    product; rounding below zero clipped)."""
+    D = (A * A).sum(1)[:, None] - 2.0 * A @ B.T + (B * B).sum(1)[None, :]
+    return np.maximum(D, 0.0)
 
 
 def progress_bar(enabled, total, desc, *, unit="it", leave=True):

@@ -10,6 +10,8 @@
 
 import numpy as np
 
+from ._utils import sq_distances
+
 __all__ = ["farthest_first", "kmeans_plusplus"]
 
 
@@ -80,15 +82,11 @@ def kmeans_plusplus(X, k, rng, weights=None):
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     centres = np.empty((k, X.shape[1]))
     centres[0] = X[rng.choice(n, p=w / w.sum())]
-    d2 = _sq_dist(X, centres[:1]).ravel()
+    d2 = sq_distances(X, centres[:1]).ravel()
     for c in range(1, k):
         p = w * d2
         total = p.sum()
         idx = rng.choice(n, p=p / total) if total > 0 else rng.integers(n)
         centres[c] = X[idx]
-        d2 = np.minimum(d2, _sq_dist(X, centres[c : c + 1]).ravel())
+        d2 = np.minimum(d2, sq_distances(X, centres[c : c + 1]).ravel())
     return centres
-
-
-def _sq_dist(X, C):
-    return np.maximum((X * X).sum(1)[:, None] - 2.0 * X @ C.T + (C * C).sum(1)[None, :], 0.0)

@@ -11,6 +11,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from .._params import Boolean, Integer, Options, Real
+from .._utils import sq_distances
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..metrics import violated_mask
 from .base import NodePotentials, check_features, check_seeds
@@ -226,7 +227,7 @@ class Centroids(NodePotentials):
         representatives ``C``: shape ``(len(Y), len(C))``. A learnt metric enters as
         the shared metric, or the mean metric with ``per_cluster=True``."""
         if self._kind in ("sqeuclidean", "mahalanobis"):
-            return _sq_dist(self._whiten(Y), self._whiten(C))
+            return sq_distances(self._whiten(Y), self._whiten(C))
         if self._kind == "cosine":
             Cn = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-300)
             return np.maximum(1.0 - Y @ Cn.T, 0.0)
@@ -374,7 +375,7 @@ class Centroids(NodePotentials):
     def _block(self, Ya, Y):
         """All pair distortions between the rows of ``Ya`` and of ``Y``."""
         if self._kind in ("sqeuclidean", "mahalanobis"):
-            return _sq_dist(self._whiten(Ya), self._whiten(Y))
+            return sq_distances(self._whiten(Ya), self._whiten(Y))
         if self._kind == "cosine":
             return np.maximum(1.0 - Ya @ Y.T, 0.0)
         return _js(Ya[:, None, :], Y[None, :, :])
@@ -487,12 +488,6 @@ class Centroids(NodePotentials):
                 D = D - self._logdet[filled]
             out[filled] = self._c[i] * D
         return out
-
-
-def _sq_dist(A, B):
-    """Squared Euclidean distances between the rows of ``A`` and of ``B``."""
-    D = (A * A).sum(1)[:, None] - 2.0 * A @ B.T + (B * B).sum(1)[None, :]
-    return np.maximum(D, 0.0)
 
 
 def _js(a, b):

@@ -46,11 +46,11 @@ from numba import njit
 from scipy.special import gammaln
 
 from .._params import Integer, Optional, Real
-from .._utils import check_float
+from .._utils import check_float, sq_distances
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..inference.gibbs import register_provider
 from .base import CountParameter, NodePotentials, check_features
-from .centroids import _js, _sq_dist
+from .centroids import _js
 
 __all__ = ["NormalInverseWishart", "NormalInverseGamma", "DirichletMultinomial", "CONJUGATE"]
 
@@ -810,7 +810,7 @@ class _Conjugate(CountParameter, NodePotentials):
         def block(A):
             if metric == "js":
                 return _js(A[:, None, :], Y[None, :, :])
-            return 0.5 * _sq_dist(A, Y)
+            return 0.5 * sq_distances(A, Y)
 
         if n <= _EXACT_MAX_NODES:
             best, pair = -1.0, (0, 1)
