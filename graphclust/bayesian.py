@@ -49,6 +49,23 @@ def _canonical_rows(Z):
     return out
 
 
+@njit(cache=True, inline="always")
+def _pairs_within(a, b, K, nw, table):  # pragma: no cover - compiled
+    """``Σ_g v_g (v_g − 1) / 2`` over the groups ``g = (a_i, b_i)`` of the items, ``v_g``
+    their summed multiplicities ``nw``: the node pairs that share a cluster in both
+    labellings (``b = a``: in ``a``). ``table`` (``K²`` zeros) is left zeroed."""
+    for i in range(a.shape[0]):
+        table[a[i] * K + b[i]] += nw[i]
+    t = 0.0
+    for i in range(a.shape[0]):
+        key = a[i] * K + b[i]
+        v = table[key]
+        if v != 0.0:
+            t += 0.5 * v * (v - 1.0)
+            table[key] = 0.0
+    return t
+
+
 @njit(cache=True)
 def _binder_terms(U, w, cand, nw):
     """For unique partitions ``U`` (rows, canonical labels) with posterior weights
@@ -62,44 +79,18 @@ def _binder_terms(U, w, cand, nw):
             if U[s, i] + 1 > K:
                 K = U[s, i] + 1
     table = np.zeros(K * K)
-    sizes = np.zeros(K)
     # Σ_{i<j} P_ij
     psum = 0.0
     for s in range(nu):
-        for i in range(n):
-            sizes[U[s, i]] += nw[i]
-        t = 0.0
-        for i in range(n):
-            v = sizes[U[s, i]]
-            if v != 0.0:
-                t += 0.5 * v * (v - 1.0)
-                sizes[U[s, i]] = 0.0
-        psum += w[s] * t
+        psum += w[s] * _pairs_within(U[s], U[s], K, nw, table)
     own = np.zeros(cand.shape[0])
     cross = np.zeros(cand.shape[0])
     for ci in range(cand.shape[0]):
         c = cand[ci]
-        for i in range(n):
-            sizes[U[c, i]] += nw[i]
-        t = 0.0
-        for i in range(n):
-            v = sizes[U[c, i]]
-            if v != 0.0:
-                t += 0.5 * v * (v - 1.0)
-                sizes[U[c, i]] = 0.0
-        own[ci] = t
+        own[ci] = _pairs_within(U[c], U[c], K, nw, table)
         acc = 0.0
         for s in range(nu):
-            for i in range(n):
-                table[U[c, i] * K + U[s, i]] += nw[i]
-            t = 0.0
-            for i in range(n):
-                key = U[c, i] * K + U[s, i]
-                v = table[key]
-                if v != 0.0:
-                    t += 0.5 * v * (v - 1.0)
-                    table[key] = 0.0
-            acc += w[s] * t
+            acc += w[s] * _pairs_within(U[c], U[s], K, nw, table)
         cross[ci] = acc
     return own, cross, psum
 
