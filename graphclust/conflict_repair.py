@@ -109,9 +109,10 @@ def suspects(S, data=None, *, exact_max=EXACT_MAX_NODES, data_vote=False):
     Parameters
     ----------
     S : SideInfo
-    data : Problem, networkx.Graph or None, default=None
+    data : Problem, networkx.Graph, array-like of shape (n_samples, n_features) or None, default=None
         The data the constraints refer to (unknown nodes raise
-        :class:`~graphclust.errors.UnknownNodeError`); ``None``: the constrained nodes.
+        :class:`~graphclust.errors.UnknownNodeError`); an array's rows are the nodes
+        ``0..n_samples-1``; ``None``: the constrained nodes.
     exact_max : int, default=30
         Must-link components of at most this many nodes are solved exactly.
     data_vote : bool, default=False
@@ -160,6 +161,8 @@ def _features_of(data):
     """Node features in node order (means of merged nodes), or None."""
     if data is None:
         return None
+    if _is_array(data):
+        return np.asarray(data, dtype=np.float64)
     if hasattr(data, "feature_means"):  # a Problem
         return data.feature_means
     from .problem import Problem
@@ -190,9 +193,16 @@ def repair(S, data=None, *, exact_max=EXACT_MAX_NODES, data_vote=False):
     return type(S)(kept, seeds=S.seeds), report
 
 
+def _is_array(data):
+    return isinstance(data, np.ndarray) or (isinstance(data, (list, tuple)) and len(data) and
+                                            np.ndim(data) == 2)
+
+
 def _nodes_of(S, data):
     if data is None:  # in the order the constraints name them: a reproducible report
         nodes = list(dict.fromkeys(x for u, v, _ in S.edges() for x in (u, v)))
+    elif _is_array(data):  # rows are the nodes 0..n-1
+        nodes = list(range(np.shape(data)[0]))
     else:  # a networkx graph or a Problem
         nodes = list(data.nodes)
     return nodes, {u: i for i, u in enumerate(nodes)}

@@ -623,7 +623,7 @@ def test_chunked_sweep_equals_single_machine_hmrf(client, chunks):
     S = gc.SideInfo.from_pairs(must=[(int(a), int(b), float(x)) for (a, b), x in zip(pairs, w) if x > 0],
                                cannot=[(int(a), int(b), float(-x)) for (a, b), x in zip(pairs, w) if x < 0])
     C0 = X[[0, 1, 2, 3]]
-    est = gc.HMRF(gc.potentials.Centroids(4), inference="icm-colour", penalty="constant", use_closure=False,
+    est = gc.HMRF(gc.potentials.Centroids(4), inference="icm-colour", penalty="constant", use_closure=False, constraint_weight=1.0,
                   init=C0, inference_options={"max_iter": 1, "order": "fixed"}, tol=0.0, random_state=0)
     est.fit(gc.Problem.from_array(X, S))
     res = gd.chunked_kmeans(da.from_array(X, chunks=(chunks, 3)), init=C0, constraints=pairs,

@@ -102,7 +102,9 @@ def test_mahalanobis_e_step_never_raises_its_energy(config, inference, monkeypat
         rec = _Recorder()
         monkeypatch.setattr(hmrf_module, "solve", rec)
         accepted = []
+        # a fixed constraint weight: the cross-validation fits of "auto" would add solves
         est = gc.HMRF(Centroids(3, distortion="mahalanobis", **config), inference=inference, random_state=seed,
+                      constraint_weight=1.0, init="neighbourhoods",
                       callback=lambda it, labels, J: accepted.append(labels))
         try:
             fit_quietly(est, X, S)
@@ -419,7 +421,7 @@ def test_soft_conflict_warns_and_still_clusters():
     X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [5.0, 5.0], [5.0, 6.0]])
     S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2)], cannot=[(0, 2)], weight=1.0)
     with pytest.warns(UserWarning, match=r"1 soft cannot-link\(s\) join nodes that must-links connect") as record:
-        est = gc.HMRF(Centroids(2), inference="exact", random_state=0).fit(X, S)
+        est = gc.HMRF(Centroids(2), inference="exact", constraint_weight=1.0, random_state=0).fit(X, S)
     assert record[0].filename == __file__  # the warning points at the caller
     assert est.result_.violations.n_violated >= 1  # something has to give
     z = est.labels_  # node 2 breaks its cheap must-link rather than the expensive cannot-link
@@ -500,7 +502,7 @@ def test_hard_must_links_are_merged_and_the_objective_is_the_original_energy(glo
     for penalty in ("distance", "constant"):
         with pytest.warns(UserWarning, match="soft cannot-link"):
             est = gc.HMRF(Centroids(2), inference="brute-force", penalty=penalty, use_closure=False,
-                          random_state=0).fit(problem)
+                          constraint_weight=1.0, random_state=0).fit(problem)
         z = est.labels_
         assert z[0] == z[9] == z[3] and z[4] == z[12]
         assert est.result_.info["n_super_nodes"] == 11  # 14 nodes, two components of 3 and 2
@@ -525,9 +527,9 @@ def test_closure_auto_uses_it_on_consistent_side_information_only():
     est = gc.HMRF(Centroids(2), random_state=0).fit(X, clean)
     assert est.result_.info["closure"] and "closure_skipped" not in est.result_.info
     noisy = gc.SideInfo.sample(y, n_pairs=400, noise=0.05, random_state=0)
-    with pytest.warns(UserWarning, match="soft cannot-link"):
-        auto = gc.HMRF(Centroids(2), random_state=0).fit(X, noisy)
-        closed = gc.HMRF(Centroids(2), use_closure=True, random_state=0).fit(X, noisy)
+    with pytest.warns(UserWarning, match="soft cannot-link"):  # full strength: the closure is the subject
+        auto = gc.HMRF(Centroids(2), constraint_weight=1.0, random_state=0).fit(X, noisy)
+        closed = gc.HMRF(Centroids(2), use_closure=True, constraint_weight=1.0, random_state=0).fit(X, noisy)
     assert not auto.result_.info["closure"] and "conflicting" in auto.result_.info["closure_skipped"]
     assert closed.result_.info["closure"]
     f_auto, f_closed = gc.pairwise_f_measure(y, auto.labels_), gc.pairwise_f_measure(y, closed.labels_)

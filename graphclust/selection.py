@@ -1,0 +1,170 @@
+"""Choosing by held-out constraints: cross-validation on the side information itself.
+
+With noisy side information no one knows how far to trust it. The constraints can
+tell: hold some out, cluster with the rest, and count how many of the held-out ones the
+answer keeps. If each constraint is wrong with probability ``ε < 1/2`` independently of
+the clustering, the expected fraction kept is ``ε + (1 − 2ε)·a``, where ``a`` is the
+fraction of the same pairs the answer gets right. The count is therefore an unbiased,
+increasing function of the answer's pairwise accuracy, whatever ``ε`` is. This is how
+:class:`~graphclust.HMRF` chooses its constraint weight and :func:`graphclust.cluster`
+its method when the constraints are inconsistent.
+
+Must-links are rarer than cannot-links once there are more than two clusters, so the
+score is *balanced*: the mean of the fraction of held-out must-links kept and the
+fraction of held-out cannot-links kept.
+"""
+
+import numpy as np
+
+__all__ = ["heldout_agreement", "constraint_folds", "cross_validate_constraints", "above_chance",
+           "null_standard_error", "paired_standard_error"]
+
+
+def heldout_agreement(labels, pairs, weights):
+    """Balanced fraction of the constraints ``(pairs, weights)`` that ``labels`` keep.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (n_nodes,)
+    pairs : array-like of int, shape (n_constraints, 2)
+    weights : array-like of float, shape (n_constraints,)
+        Signed: ``> 0`` must-link, ``< 0`` cannot-link.
+
+    Returns
+    -------
+    float
+        The mean of the kept fractions of must-links and of cannot-links (of the one
+        kind present if only one is); ``nan`` without constraints.
+
+    Examples
+    --------
+    >>> from graphclust.selection import heldout_agreement
+    >>> heldout_agreement([0, 0, 1], [[0, 1], [1, 2], [0, 2]], [1.0, 1.0, -1.0])
+    0.75
+    """
+    labels = np.asarray(labels)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+    same = labels[pairs[:, 0]] == labels[pairs[:, 1]]
+    must = weights > 0
+    parts = [same[must].mean()] if must.any() else []
+    if (~must).any():
+        parts.append((~same[~must]).mean())
+    return float(np.mean(parts)) if parts else float("nan")
+
+
+def constraint_folds(weights, n_folds, rng):
+    """Fold index (``0..n_folds-1``) of each soft constraint, ``-1`` for hard ones.
+
+    Must-links and cannot-links are dealt out separately, so each fold holds its share
+    of both kinds; hard constraints (``±inf``) are never held out.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    fold = np.full(len(weights), -1, dtype=np.int64)
+    for kind in (np.isfinite(weights) & (weights > 0), np.isfinite(weights) & (weights < 0)):
+        rows = np.flatnonzero(kind)
+        fold[rng.permutation(rows)] = np.arange(len(rows)) % n_folds
+    return fold
+
+
+def cross_validate_constraints(fit_labels, problem, candidates, *, n_folds=5, random_state=None, return_kept=False):
+    """Mean held-out agreement of each candidate over constraint folds.
+
+    Parameters
+    ----------
+    fit_labels : callable
+        ``fit_labels(candidate, train_problem, seed) -> labels`` (one per node of
+        ``problem``): clusters ``train_problem`` (``problem`` with some constraints
+        held out) the way ``candidate`` says.
+    problem : Problem
+    candidates : sequence
+        Anything ``fit_labels`` understands (constraint weights, estimators, ...).
+    n_folds : int, default=5
+        Fewer when there are fewer soft constraints of a kind than folds.
+    random_state : None, int or numpy.random.Generator
+    return_kept : bool, default=False
+        Also return which held-out constraints each candidate kept.
+
+    Returns
+    -------
+    scores : ndarray of shape (len(candidates),)
+        Balanced held-out agreement (:func:`heldout_agreement`), pooled over the folds.
+    kept : ndarray of bool, shape (len(candidates), n_constraints)
+        Only with ``return_kept``: whether the candidate's fit without a constraint
+        kept it (hard constraints, never held out: False).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import graphclust as gc
+    >>> from graphclust.selection import cross_validate_constraints
+    >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2]])
+    >>> S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2), (3, 4), (4, 5)], cannot=[(0, 3), (2, 5)])
+    >>> problem = gc.Problem.from_array(X, S)
+    >>> def fit(split_at, train, seed):
+    ...     return (train.X[:, 0] > split_at).astype(int)
+    >>> cross_validate_constraints(fit, problem, [2.5, 0.15], n_folds=2, random_state=0)
+    array([1.   , 0.625])
+    """
+    from ._utils import check_random_state
+
+    rng = check_random_state(random_state)
+    pairs, weights = problem.constraints, problem.constraint_weights
+    soft = np.isfinite(weights)
+    n_folds = int(max(1, min(n_folds, (soft & (weights > 0)).sum() or n_folds,
+                             (soft & (weights < 0)).sum() or n_folds)))
+    fold = constraint_folds(weights, n_folds, rng)
+    seed = int(rng.integers(2**31))
+    kept = np.zeros((len(candidates), len(weights)), dtype=bool)
+    for f in range(n_folds):
+        test = fold == f
+        if not test.any():
+            continue
+        train = problem.with_constraints(pairs[~test], weights[~test])
+        for c, cand in enumerate(candidates):
+            labels = np.asarray(fit_labels(cand, train, seed))
+            same = labels[pairs[test, 0]] == labels[pairs[test, 1]]
+            kept[c, test] = same == (weights[test] > 0)
+    held = fold >= 0
+    kinds = [k for k in (held & (weights > 0), held & (weights < 0)) if k.any()]
+    scores = np.mean([kept[:, k].mean(axis=1) for k in kinds], axis=0) if kinds else np.full(len(candidates),
+                                                                                                   np.nan)
+    return (scores, kept) if return_kept else scores
+
+
+def paired_standard_error(kept_a, kept_b, weights):
+    """Standard error of the difference of two candidates' balanced agreements, from
+    which held-out constraints each kept (:func:`cross_validate_constraints` with
+    ``return_kept=True``): they are scored on the same constraints, so only the ones
+    they disagree on count."""
+    weights = np.asarray(weights, dtype=np.float64)
+    d = np.asarray(kept_a, dtype=np.float64) - np.asarray(kept_b, dtype=np.float64)
+    parts = [d[k].var() / k.sum() for k in (np.isfinite(weights) & (weights > 0),
+                                            np.isfinite(weights) & (weights < 0)) if k.any()]
+    return float(np.sqrt(sum(parts)) / len(parts)) if parts else float("inf")
+
+
+def null_standard_error(weights):
+    """Standard error of the pooled balanced agreement of an answer unrelated to the
+    soft constraints in ``weights`` (each held out once)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    counts = [int(c) for c in ((np.isfinite(weights) & (weights > 0)).sum(),
+                               (np.isfinite(weights) & (weights < 0)).sum()) if c]
+    return 0.5 * np.sqrt(sum(1.0 / c for c in counts)) / len(counts) if counts else np.inf
+
+
+def above_chance(score, weights, *, z=2.0):
+    """Whether a pooled held-out agreement ``score`` is above what coin flips give.
+
+    An answer unrelated to the constraints keeps each held-out must-link with some
+    probability ``t`` and each cannot-link with ``1 − t``: a balanced agreement of 1/2
+    on average. ``score`` counts as above chance when it exceeds 1/2 by ``z`` standard
+    errors of that null (:func:`null_standard_error`).
+
+    Examples
+    --------
+    >>> from graphclust.selection import above_chance
+    >>> above_chance(0.55, [1.0] * 50 + [-1.0] * 150), above_chance(0.7, [1.0] * 50 + [-1.0] * 150)
+    (False, True)
+    """
+    return bool(score > 0.5 + z * null_standard_error(weights))
