@@ -32,11 +32,10 @@ import numpy as np
 from ._params import Boolean
 from ._utils import check_random_state, progress_bar
 from .base import ClusteringResult, register_method
-from .bayesian import BayesianClusteringEstimator, Choice, canonical_rows
+from .bayesian import BayesianClusteringEstimator, Choice, SamplerItems, canonical_rows
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain, no_side_information
 from .potentials.ddmmdpm import _MODEL_CONSTRAINTS, DDMMDPMPotentials, _ChainState
-from .sideinfo import check_constraints, must_link_components
 
 __all__ = ["DDMMDPM", "MMDPM", "DDMMDPMPotentials"]
 
@@ -250,10 +249,10 @@ class DDMMDPM(BayesianClusteringEstimator):
         rng = check_random_state(self.random_state)
         name = type(self).__name__
         n = problem.n_nodes
-        pairs, weights = problem.constraints, problem.constraint_weights
-        hard = np.isinf(weights)
-        check_constraints(problem.nodes, pairs[hard], weights[hard]).raise_if_infeasible()
-        n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
+        # hard must-links merge nodes into blocks (items); the prior and the side
+        # information stay on the nodes (each member scores its own links)
+        merged = SamplerItems(problem)
+        n_items, comp = merged.n_items, merged.comp
         pot = self._potentials()
         model = pot.model(problem, items=(n_items, comp))
         D = model.Xn.shape[1]
@@ -265,8 +264,7 @@ class DDMMDPM(BayesianClusteringEstimator):
             if labels0.shape != (n,) or not np.issubdtype(labels0.dtype, np.integer) or (labels0 < 0).any():
                 raise InvalidParameterError(f"init of {name} must be 'single' or {n} integer labels >= 0, got an "
                                             f"array of shape {labels0.shape}")
-            init = np.unique(labels0[np.unique(comp, return_index=True)[1]],
-                             return_inverse=True)[1].reshape(-1).astype(np.int64)
+            init = merged.item_labels(labels0)
 
         n_iter, burn_in, thin, kept_idx, C = self._schedule()
         traces = {key: np.zeros((C, n_iter), dtype=np.int64) for key in ("n_clusters", "opened")}
@@ -310,7 +308,7 @@ class DDMMDPM(BayesianClusteringEstimator):
         if bar is not None:
             bar.close()
         last_row = len(samples) - 1 if self.point_estimate == "last" else None
-        labels, objective, n_distinct = self._summarise(problem, samples, comp, n_items, last_row)
+        labels, objective, n_distinct = self._summarise(problem, samples, merged.lift, last_row)
         extra = {"n_samples": int(len(samples)), "n_distinct_partitions": n_distinct}
         self.gamma_ = model.gamma
         info = {**{k: v for k, v in traces.items()}, **extra, "n_items": int(n_items),
