@@ -140,9 +140,13 @@ class DCP(BayesianClusteringEstimator):
     kernel_ : str
         The kernel used (``"auto"`` resolved).
     result_ : ClusteringResult
-        ``objective``: expected Binder loss of ``labels_``; ``history``: ``log f(S)
-        = −τ Σ_C log det K_C`` after every sweep of the first chain; ``info``: traces
-        ``"n_clusters"``, ``"tau"``, ``"log_score"`` (``(n_chains, n_iter)``),
+        ``objective``: expected Binder loss of ``labels_``; ``history``: the log joint
+        ``−τ Σ_C log det K_C + Σ w_ij`` (over the finite-weight constraints whose
+        nodes share a cluster; hard constraints always hold) after every sweep of the
+        first chain, the unnormalised log density the sweeps sample (at the current
+        ``τ`` and lengthscales); ``info``: traces ``"n_clusters"``, ``"tau"``,
+        ``"log_joint"``, ``"log_score"`` (``log f(S) = −τ Σ_C log det K_C`` alone)
+        (``(n_chains, n_iter)``),
         ``"lengthscale"`` (``(n_chains, n_iter, n_ell)``), ``"accept_tau"``,
         ``"accept_lengthscale"`` (acceptance rates), ``"sweep_seconds"``,
         ``"n_items"`` (blocks after merging hard must-links) and more.
@@ -283,6 +287,12 @@ class DCP(BayesianClusteringEstimator):
         is_anchor = np.diff(iptr) > 1
         is_anchor[item_pairs[hard_cl].ravel()] = True
         anchors, others = np.flatnonzero(is_anchor), np.flatnonzero(~is_anchor)
+        # the soft constraints' part of the log joint: Σ w over the pairs in one cluster
+        # (those inside a block always are)
+        soft = np.isfinite(item_w)
+        soft_a, soft_b, soft_w = item_pairs[soft, 0], item_pairs[soft, 1], item_w[soft]
+        w_node = problem.constraint_weights
+        soft_inside = float(w_node[merged.inside & np.isfinite(w_node)].sum())
         node_iptr, node_inodes = _singleton_items(n)
         no_adj = _no_adjacency(n)
 
@@ -292,7 +302,7 @@ class DCP(BayesianClusteringEstimator):
         kept_idx = np.arange(burn_in, n_iter, thin)
         C = int(self.n_chains)
         n_ell = 0 if ell0 is None else ell0.size
-        traces = {key: np.zeros((C, n_iter)) for key in ("n_clusters", "tau", "log_score")}
+        traces = {key: np.zeros((C, n_iter)) for key in ("n_clusters", "tau", "log_score", "log_joint")}
         traces["lengthscale"] = np.zeros((C, n_iter, n_ell))
         samples = np.empty((C * len(kept_idx), n_items), dtype=np.int64)
         kept_tau = np.empty(C * len(kept_idx))
@@ -365,6 +375,8 @@ class DCP(BayesianClusteringEstimator):
                 traces["n_clusters"][c, t] = store.n_clusters
                 traces["tau"][c, t] = tau
                 traces["log_score"][c, t] = -tau * lam
+                zi = store.zi
+                traces["log_joint"][c, t] = -tau * lam + soft_inside + float(soft_w[zi[soft_a] == zi[soft_b]].sum())
                 if n_ell:
                     traces["lengthscale"][c, t] = ell
                 if t >= burn_in and (t - burn_in) % thin == 0:
@@ -389,7 +401,7 @@ class DCP(BayesianClusteringEstimator):
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds, "exchange_seconds": exchange_seconds,
                 "n_sweeps": int(C * n_iter), "kernel": spec.kind,
                 **{f"accept_{m}": (a / b if b else float("nan")) for m, (a, b) in accepts.items()}}
-        return labels, ClusteringResult(objective=loss, history=traces["log_score"][0].tolist(),
+        return labels, ClusteringResult(objective=loss, history=traces["log_joint"][0].tolist(),
                                         info=info)
 
     # ------------------------------------------------------------------ results

@@ -217,3 +217,20 @@ def test_a_contracted_problem_is_sampled_as_the_original(likelihood):
     np.testing.assert_array_equal(gc.base.canonical_labels(a.samples_[0][first]), b.samples_[0])
     np.testing.assert_array_equal(a.samples_[:, first], b.samples_)
     np.testing.assert_allclose(a.log_joint_, b.log_joint_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gc.TVClust(n_iter=5, burn_in=1, n_chains=2, random_state=0),
+    lambda: gc.DCP(n_iter=5, burn_in=1, n_chains=2, random_state=0),
+    lambda: gc.DDMMDPM(n_iter=5, burn_in=1, n_chains=2, random_state=0),
+    lambda: gc.MMDPM(n_iter=5, burn_in=1, n_chains=2, random_state=0),
+], ids=["tvclust", "dcp", "ddmmdpm", "mmdpm"])
+def test_history_is_the_log_joint_of_every_sweep_of_the_first_chain(make):
+    X, S = mixed_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make().fit(X, S)
+    trace = est.result_.info["log_joint"]
+    assert trace.shape == (2, 5) and trace.dtype == np.float64 and np.isfinite(trace).all()
+    assert est.result_.history == trace[0].tolist()
+    assert len(set(est.result_.history)) > 1
