@@ -228,9 +228,9 @@ class TVClust(BayesianClusteringEstimator):
     (nodes that stand for several points, with their scatter) is sampled as the
     original: the same blocks and the same data-driven prior (the variance of the
     original points). The Gaussian likelihoods take a node with ``counts > 1`` but no
-    scatter as that many points at the node mean (a warning says so); the
-    multinomial's coefficient of such a node, a constant of the log joint, is that of
-    its summed counts.
+    scatter as that many points at the node mean (a warning says so). The multinomial
+    coefficient of a node given with ``counts > 1`` (a constant of the log joint) is
+    that of its summed counts; blocks merged here keep their members'.
 
     **Cost.** A sweep costs ``O(n K c + |C|)`` with ``c`` the cost of one predictive
     (``d²`` full Gaussian, ``d`` diagonal, ``nnz(x)`` multinomial) and ``K`` the number

@@ -9,7 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 import graphclust as gc
-from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials
+from graphclust.bayesian import SamplerItems
+from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials, _log_joint
 from graphclust.inference.gibbs import GibbsChain
 from graphclust.potentials.ddmmdpm import _ChainState, _gibbs_add, _gibbs_scores, _pa_step
 from graphclust.errors import (
@@ -503,8 +504,6 @@ def test_history_is_the_log_joint_from_its_definition(case):
 def _chain(est, X, S, labels, seed=0):
     """A chain of ``est``'s model at ``labels`` (blocks take their first node's label)
     with random cluster weights, as the estimator builds it."""
-    from graphclust.bayesian import SamplerItems
-
     P = gc.Problem.from_array(X, S)
     merged = SamplerItems(P)
     pot = est._potentials()
@@ -521,8 +520,6 @@ def _chain(est, X, S, labels, seed=0):
 def _moves_against_log_joint(model, stats, chain, u):
     """The scores hook's log weights of item ``u`` (for every cluster and a new one) and
     the log joint of the states with ``u`` moved there: their differences must agree."""
-    from graphclust.ddmmdpm import _log_joint
-
     beta, lam = stats.params[0], stats.params[1]
     k_old = int(chain.z[u])
     n_active = chain.n_clusters
