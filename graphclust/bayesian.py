@@ -4,8 +4,11 @@ a point estimate (Binder's loss), co-clustering probabilities, the posterior of 
 number of clusters, and checks the chain schedule (``n_iter``, ``burn_in``, ``thin``,
 ``n_chains``).
 
-Samples are stored as *item* labels (nodes merged by hard must-links count once) and
-mapped back to nodes through ``comp`` (node -> item).
+Every sampler moves *items*: :class:`SamplerItems` merges the nodes joined by hard
+must-links with :func:`graphclust.contract` (one item per merged node, with its counts,
+feature sums and within-node scatter) and keeps the :class:`~graphclust.merge.Lift`
+that maps item labels back to nodes. Samples are stored as item labels and lifted at
+the end.
 """
 
 import numpy as np
@@ -15,8 +18,9 @@ from numba import njit
 from ._params import Boolean, Integer, Optional, Options, RandomState
 from .base import ClusteringEstimator, check_is_fitted
 from .errors import InvalidParameterError, ProblemTooLargeError
+from .merge import contract
 
-__all__ = ["BayesianClusteringEstimator"]
+__all__ = ["BayesianClusteringEstimator", "SamplerItems"]
 
 #: at most this many distinct sampled partitions are candidates for the point estimate
 _MAX_CANDIDATES = 200
@@ -127,15 +131,82 @@ def canonical_rows(Z):
     return _canonical_rows(np.ascontiguousarray(Z, dtype=np.int64))
 
 
+# ============================================================================ items
+class SamplerItems:
+    """What a sampler moves: the nodes of ``problem``, those joined by hard must-links
+    merged into one *item* each by :func:`graphclust.contract`.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Attributes
+    ----------
+    problem : Problem
+        The problem as given.
+    reduced : Problem
+        One node per item: the members' counts, feature sums and within-item scatter,
+        so a likelihood scores an item exactly as its points, and the item-level
+        constraints (parallel ones of one sign summed, a hard cannot-link ``-inf``;
+        :attr:`side` is their CSR).
+    lift : Lift
+        Maps item labels back to nodes.
+    n_items : int
+    comp : ndarray of shape (n_nodes,)
+        Item of every node (``lift.mapping``); items are numbered by their first node.
+    ptr, members : ndarray
+        The nodes of item ``u`` are ``members[ptr[u]:ptr[u + 1]]``, in node order.
+    first : ndarray of shape (n_items,)
+        First node of every item.
+    inside : ndarray of bool, shape (n_constraints,)
+        The constraints of ``problem`` with both ends in one item, which contraction
+        drops (a sampler that counts constraints, as TVClust does, counts these itself).
+
+    Raises
+    ------
+    InfeasibleConstraintsError
+        A hard cannot-link joins two nodes of one hard must-link component.
+
+    Warns
+    -----
+    UserWarning
+        Soft cannot-links inside a hard must-link component (always violated).
+    """
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.reduced, self.lift = contract(problem)
+        self.n_items = self.lift.n_super
+        self.comp = self.lift.mapping
+        self.members = np.argsort(self.comp, kind="stable").astype(np.int64)
+        self.ptr = np.zeros(self.n_items + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.comp, minlength=self.n_items), out=self.ptr[1:])
+        self.first = self.members[self.ptr[:-1]]
+        ends = self.comp[problem.constraints]
+        self.inside = ends[:, 0] == ends[:, 1]
+
+    @property
+    def side(self):
+        """Item-level signed constraints as CSR ``(ptr, partners, weights)`` (see
+        :func:`graphclust.problem.constraint_csr`)."""
+        return self.reduced.constraint_csr
+
+    def item_labels(self, labels):
+        """Labels of the items from node labels: the first node of every item decides,
+        renumbered ``0, 1, ...`` in order of the label values."""
+        return np.unique(np.asarray(labels)[self.first], return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
 # ============================================================================ summaries
-def posterior_summaries(problem, samples, comp, n_items, candidate_row=None):
-    """Summaries of kept samples (item labels, one row per sample): the point
-    estimate minimising Binder's loss among the most frequent partitions (ties:
-    earliest sampled) — or the partition of sample
+def posterior_summaries(problem, samples, lift, candidate_row=None):
+    """Summaries of kept samples (item labels, one row per sample, lifted to the
+    nodes by ``lift``): the point estimate minimising Binder's loss among the most
+    frequent partitions (ties: earliest sampled) — or the partition of sample
     ``candidate_row`` alone (MAP, last sample) —, the co-clustering probabilities on
     constraint pairs and data-graph edges, and the posterior of the number of
     clusters. Returns ``(labels, loss, attrs)`` with the fitted attributes in ``attrs``."""
     n = problem.n_nodes
+    comp, n_items = lift.mapping, lift.n_super
     canon = _canonical_rows(samples)
     uniq, first_at, inverse, freq = np.unique(canon, axis=0, return_index=True, return_inverse=True,
                                               return_counts=True)
@@ -148,7 +219,7 @@ def posterior_summaries(problem, samples, comp, n_items, candidate_row=None):
         cand = np.lexsort((first_at, -freq))[:_MAX_CANDIDATES].astype(np.int64)
     losses = _binder_losses(uniq, weights_u, cand, nw)
     pick = int(np.argmin(losses))
-    labels = uniq[cand[pick]][comp].astype(np.int64)
+    labels = lift(uniq[cand[pick]]).astype(np.int64)
     upper = sp.triu(problem.W, k=1).tocoo()
     pa = np.concatenate([problem.constraints[:, 0], upper.row.astype(np.int64)])
     pb = np.concatenate([problem.constraints[:, 1], upper.col.astype(np.int64)])
@@ -242,10 +313,11 @@ class BayesianClusteringEstimator(ClusteringEstimator):
         thin = int(self.thin)
         return n_iter, burn_in, thin, np.arange(burn_in, n_iter, thin), int(self.n_chains)
 
-    def _summarise(self, problem, samples, comp, n_items, candidate_row=None):
-        """Set the posterior attributes from the kept ``samples`` (item labels);
-        returns ``(labels, expected Binder loss, number of distinct partitions)``."""
-        labels, loss, attrs = posterior_summaries(problem, samples, comp, n_items, candidate_row)
+    def _summarise(self, problem, samples, lift, candidate_row=None):
+        """Set the posterior attributes from the kept ``samples`` (item labels, lifted
+        to nodes by ``lift``); returns ``(labels, expected Binder loss, number of
+        distinct partitions)``."""
+        labels, loss, attrs = posterior_summaries(problem, samples, lift, candidate_row)
         for key, value in attrs.items():
             setattr(self, key, value)
         return labels, loss, int(len(self._posterior[0]))

@@ -33,7 +33,7 @@ import numpy as np
 from ._params import Boolean, Integer, Real
 from ._utils import check_int, check_random_state, progress_bar
 from .base import ClusteringResult, check_is_fitted, register_method
-from .bayesian import BayesianClusteringEstimator, Pair, binder_point_estimate, canonical_rows
+from .bayesian import BayesianClusteringEstimator, Pair, SamplerItems, binder_point_estimate, canonical_rows
 from .errors import InvalidFeaturesError, InvalidParameterError
 from .potentials.dcp import (
     _KERNEL_CONSTRAINTS,
@@ -47,7 +47,6 @@ from .potentials.dcp import (
     _singleton_items,
     _Store,
 )
-from .sideinfo import check_constraints, must_link_components
 
 __all__ = ["DCP", "DCPKernel"]
 
@@ -141,9 +140,13 @@ class DCP(BayesianClusteringEstimator):
     kernel_ : str
         The kernel used (``"auto"`` resolved).
     result_ : ClusteringResult
-        ``objective``: expected Binder loss of ``labels_``; ``history``: ``log f(S)
-        = −τ Σ_C log det K_C`` after every sweep of the first chain; ``info``: traces
-        ``"n_clusters"``, ``"tau"``, ``"log_score"`` (``(n_chains, n_iter)``),
+        ``objective``: expected Binder loss of ``labels_``; ``history``: the log joint
+        ``−τ Σ_C log det K_C + Σ w_ij`` (over the finite-weight constraints whose
+        nodes share a cluster; hard constraints always hold) after every sweep of the
+        first chain, the unnormalised log density the sweeps sample (at the current
+        ``τ`` and lengthscales); ``info``: traces ``"n_clusters"``, ``"tau"``,
+        ``"log_joint"``, ``"log_score"`` (``log f(S) = −τ Σ_C log det K_C`` alone)
+        (``(n_chains, n_iter)``),
         ``"lengthscale"`` (``(n_chains, n_iter, n_ell)``), ``"accept_tau"``,
         ``"accept_lengthscale"`` (acceptance rates), ``"sweep_seconds"``,
         ``"n_items"`` (blocks after merging hard must-links) and more.
@@ -268,36 +271,28 @@ class DCP(BayesianClusteringEstimator):
             if self.ard and ell0.size == 1:
                 ell0 = np.full(d, float(ell0[0]))
 
-        # hard constraints: must-link blocks (items), cannot-link vetoes
-        pairs, weights = problem.constraints, problem.constraint_weights
-        hard = np.isinf(weights)
-        check_constraints(problem.nodes, pairs[hard], weights[hard]).raise_if_infeasible()
-        n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
-        inodes = np.argsort(comp, kind="stable").astype(np.int64)
-        iptr = np.zeros(n_items + 1, dtype=np.int64)
-        np.cumsum(np.bincount(comp, minlength=n_items), out=iptr[1:])
-        ia, ib = comp[pairs[:, 0]], comp[pairs[:, 1]]
-        use = (ia != ib) & ~(hard & (weights > 0))
-        src = np.concatenate([ia[use], ib[use]])
-        dst = np.concatenate([ib[use], ia[use]])
-        wts = np.concatenate([weights[use], weights[use]]).astype(np.float64)
-        order_e = np.argsort(src, kind="stable")
-        adj_ptr = np.zeros(n_items + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n_items), out=adj_ptr[1:])
-        adj = (adj_ptr, dst[order_e].astype(np.int64), wts[order_e])
-        hard_cl = (ia != ib) & hard & (weights < 0)
-        n_hard_cl = len(np.unique(np.minimum(ia[hard_cl], ib[hard_cl]) * n_items + np.maximum(ia[hard_cl],
-                                                                                              ib[hard_cl])))
-        if n_items == 1 or n_hard_cl == n_items * (n_items - 1) // 2:
+        # hard must-links merge nodes into blocks (items); the item-level constraints
+        # of the contracted problem are the side information (hard cannot-links veto)
+        merged = SamplerItems(problem)
+        n_items, iptr, inodes = merged.n_items, merged.ptr, merged.members
+        adj = merged.side
+        item_pairs, item_w = merged.reduced.constraints, merged.reduced.constraint_weights
+        hard_cl = np.isneginf(item_w)  # one row per cannot-linked item pair
+        if n_items == 1 or int(hard_cl.sum()) == n_items * (n_items - 1) // 2:
             raise InvalidParameterError(
                 f"every node is labelled: the hard constraints fix the partition ({n_items} group(s) of nodes, "
                 "all cannot-linked pairwise or one group), so the DCP has nothing to sample; leave some nodes "
                 "unlabelled (without hard constraints)"
             )
         is_anchor = np.diff(iptr) > 1
-        is_anchor[ia[hard_cl]] = True
-        is_anchor[ib[hard_cl]] = True
+        is_anchor[item_pairs[hard_cl].ravel()] = True
         anchors, others = np.flatnonzero(is_anchor), np.flatnonzero(~is_anchor)
+        # the soft constraints' part of the log joint: Σ w over the pairs in one cluster
+        # (those inside a block always are)
+        soft = np.isfinite(item_w)
+        soft_a, soft_b, soft_w = item_pairs[soft, 0], item_pairs[soft, 1], item_w[soft]
+        w_node = problem.constraint_weights
+        soft_inside = float(w_node[merged.inside & np.isfinite(w_node)].sum())
         node_iptr, node_inodes = _singleton_items(n)
         no_adj = _no_adjacency(n)
 
@@ -307,7 +302,7 @@ class DCP(BayesianClusteringEstimator):
         kept_idx = np.arange(burn_in, n_iter, thin)
         C = int(self.n_chains)
         n_ell = 0 if ell0 is None else ell0.size
-        traces = {key: np.zeros((C, n_iter)) for key in ("n_clusters", "tau", "log_score")}
+        traces = {key: np.zeros((C, n_iter)) for key in ("n_clusters", "tau", "log_score", "log_joint")}
         traces["lengthscale"] = np.zeros((C, n_iter, n_ell))
         samples = np.empty((C * len(kept_idx), n_items), dtype=np.int64)
         kept_tau = np.empty(C * len(kept_idx))
@@ -380,6 +375,8 @@ class DCP(BayesianClusteringEstimator):
                 traces["n_clusters"][c, t] = store.n_clusters
                 traces["tau"][c, t] = tau
                 traces["log_score"][c, t] = -tau * lam
+                zi = store.zi
+                traces["log_joint"][c, t] = -tau * lam + soft_inside + float(soft_w[zi[soft_a] == zi[soft_b]].sum())
                 if n_ell:
                     traces["lengthscale"][c, t] = ell
                 if t >= burn_in and (t - burn_in) % thin == 0:
@@ -394,7 +391,7 @@ class DCP(BayesianClusteringEstimator):
             bar.close()
 
         # ---------------------------------------------------------------- summaries
-        labels, loss, n_distinct = self._summarise(problem, samples, comp, n_items)
+        labels, loss, n_distinct = self._summarise(problem, samples, merged.lift)
         self.tau_ = float(traces["tau"][:, kept_idx].mean())
         self.lengthscale_ = None if not n_ell else traces["lengthscale"][:, kept_idx].reshape(-1, n_ell).mean(0)
         self.kernel_ = spec.kind
@@ -404,7 +401,7 @@ class DCP(BayesianClusteringEstimator):
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds, "exchange_seconds": exchange_seconds,
                 "n_sweeps": int(C * n_iter), "kernel": spec.kind,
                 **{f"accept_{m}": (a / b if b else float("nan")) for m, (a, b) in accepts.items()}}
-        return labels, ClusteringResult(objective=loss, history=traces["log_score"][0].tolist(),
+        return labels, ClusteringResult(objective=loss, history=traces["log_joint"][0].tolist(),
                                         info=info)
 
     # ------------------------------------------------------------------ results

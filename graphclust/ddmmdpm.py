@@ -25,20 +25,130 @@ posterior summaries (Binder point estimate, co-clustering, number of clusters) c
 from :class:`graphclust.bayesian.BayesianClusteringEstimator`.
 """
 
+import math
 import time
 
 import numpy as np
+from numba import njit
 
 from ._params import Boolean
 from ._utils import check_random_state, progress_bar
 from .base import ClusteringResult, register_method
-from .bayesian import BayesianClusteringEstimator, Choice, canonical_rows
+from .bayesian import BayesianClusteringEstimator, Choice, SamplerItems, canonical_rows
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain, no_side_information
-from .potentials.ddmmdpm import _MODEL_CONSTRAINTS, DDMMDPMPotentials, _ChainState
-from .sideinfo import check_constraints, must_link_components
+from .potentials.ddmmdpm import (
+    _CRP,
+    _DENSE,
+    _MODEL_CONSTRAINTS,
+    _SPARSE,
+    DDMMDPMPotentials,
+    _ChainState,
+    _log_combine,
+)
 
 __all__ = ["DDMMDPM", "MMDPM", "DDMMDPMPotentials"]
+
+
+# ============================================================================ log joint
+@njit(cache=True)
+def _log_joint(mode, use_max, log_new, pri, side, items, comp, zn, theta, tsq, beta, lam):
+    """The log joint of a state (see the Notes of :class:`DDMMDPM`): the items seated in
+    index order, each with the sampler's own log weight given the items before it
+    (``m_u log(α/N)`` for the first of its cluster, else ``Σ_{i∈u} c_i log g̃(i, C_k)``
+    over those earlier members), plus the max-margin potentials
+    ``β x_uᵀθ_k − m_u λ‖θ_k‖²``. ``zn``: slot of every node. Only pairs within a cluster
+    are visited, ``O(Σ_k n_k²)`` with dense distances, not ``O(n²)``."""
+    LF, ptr, idx, lfv, lfloor = pri
+    sp_ptr, sp_idx, sp_w = side
+    mem_ptr, mem_idx, cnt, Xs, msum = items[0], items[1], items[4], items[5], items[6]
+    n = comp.shape[0]
+    cap, D = theta.shape
+    # the nodes of every slot together, in item order (a counting sort)
+    start = np.zeros(cap + 1, dtype=np.int64)
+    for i in range(n):
+        start[zn[i] + 1] += 1
+    for k in range(cap):
+        start[k + 1] += start[k]
+    fill = start[:cap].copy()
+    byslot = np.empty(n, dtype=np.int64)
+    for u in range(mem_ptr.shape[0] - 1):
+        for e in range(mem_ptr[u], mem_ptr[u + 1]):
+            i = mem_idx[e]
+            byslot[fill[zn[i]]] = i
+            fill[zn[i]] += 1
+    lp = 0.0
+    for k in range(cap):
+        s, end = start[k], start[k + 1]
+        mass = 0.0  # of the earlier items (CRP)
+        q = s
+        while q < end:
+            u = comp[byslot[q]]
+            r = q
+            while r < end and comp[byslot[r]] == u:
+                r += 1
+            dot = 0.0
+            for d in range(D):
+                dot += Xs[u, d] * theta[k, d]
+            lp += beta * dot - msum[u] * lam * tsq[k]
+            if q == s:
+                lp += msum[u] * log_new
+            else:
+                for t in range(q, r):  # each member against the earlier members byslot[s:q]
+                    i = byslot[t]
+                    acc1 = -np.inf
+                    acc2 = 0.0
+                    if mode == _DENSE:
+                        for a in range(s, q):
+                            if LF[i, byslot[a]] > acc1:
+                                acc1 = LF[i, byslot[a]]
+                        if not use_max and acc1 > -np.inf:
+                            for a in range(s, q):
+                                acc2 += math.exp(LF[i, byslot[a]] - acc1)
+                    elif mode == _SPARSE:
+                        for e in range(ptr[i], ptr[i + 1]):
+                            j = idx[e]
+                            if zn[j] == k and comp[j] < u and lfv[e] > acc1:
+                                acc1 = lfv[e]
+                        if not use_max and acc1 > -np.inf:
+                            for e in range(ptr[i], ptr[i + 1]):
+                                j = idx[e]
+                                if zn[j] == k and comp[j] < u:
+                                    acc2 += math.exp(lfv[e] - acc1)
+                    ml = 0.0
+                    cl = 0.0
+                    veto = False
+                    for e in range(sp_ptr[i], sp_ptr[i + 1]):
+                        j = sp_idx[e]
+                        if zn[j] == k and comp[j] < u:
+                            w = sp_w[e]
+                            if w == -np.inf:
+                                veto = True
+                            elif w > 0.0:
+                                if use_max and mode != _CRP:
+                                    if w > ml:
+                                        ml = w
+                                else:
+                                    ml += w
+                            else:
+                                cl += w
+                    if mode == _CRP:
+                        lg = math.log(mass + ml)
+                    else:
+                        lg = acc1
+                        if not use_max and lg > -np.inf:
+                            lg += math.log(acc2)
+                        if mode == _SPARSE:
+                            lg = _log_combine(lg, lfloor[i], use_max)
+                        if ml > 0.0:
+                            lg = _log_combine(lg, math.log(ml), use_max)
+                    lg += cl
+                    if veto:
+                        lg = -np.inf
+                    lp += cnt[i] * lg
+            mass += msum[u]
+            q = r
+    return lp
 
 
 # ============================================================================ estimators
@@ -141,10 +251,10 @@ class DDMMDPM(BayesianClusteringEstimator):
     gamma_ : float or None
         The decay scale used (``None`` for the CRP and ``distance="graph"``).
     result_ : ClusteringResult
-        ``objective``: the expected Binder loss of ``labels_``; ``history``: number of
-        clusters after every sweep of the first chain; ``info``: ``"n_clusters"`` and
-        ``"opened"`` traces ``(n_chains, n_iter)``, ``"n_samples"``,
-        ``"n_distinct_partitions"``, ``"n_items"``, ``"sweep_seconds"``.
+        ``objective``: the expected Binder loss of ``labels_``; ``history``: the log
+        joint of the state after every sweep of the first chain (see Notes); ``info``:
+        ``"log_joint"``, ``"n_clusters"`` and ``"opened"`` traces ``(n_chains, n_iter)``,
+        ``"n_samples"``, ``"n_distinct_partitions"``, ``"n_items"``, ``"sweep_seconds"``.
 
     Notes
     -----
@@ -164,6 +274,29 @@ class DDMMDPM(BayesianClusteringEstimator):
     never penalised, so every step is feasible, and after each complete sweep no hard
     cannot-link is violated. Contradictory hard constraints raise
     :class:`~graphclust.errors.InfeasibleConstraintsError`.
+
+    **Log joint** (``result_.history``). With items (blocks) seated one at a time in
+    the order of their first node, each with the sampler's own weight given the items
+    seated before it,
+
+    .. math::
+
+        \\log p(z, x \\mid θ) = \\sum_u \\Big[ \\log w_u(z_u \\mid z_{<u})
+            + β x_uᵀθ_{z_u} − m_u λ‖θ_{z_u}‖² \\Big],
+
+    where ``log w_u`` is ``m_u log(α/N)`` (``m_u log α`` for the CRP) for the first item
+    of its cluster and ``Σ_{i∈u} c_i log g̃(x_i, C)`` over the cluster's earlier members
+    ``C`` otherwise, ``x_u = Σ_{i∈u} c_i x_i`` and ``θ`` the weights after the sweep
+    (unnormalised: no prior on ``θ``, no normalisers). Where the conditionals come from
+    a joint, this is it: with the CRP (:class:`MMDPM`), single nodes and cannot-links
+    it is ``K log α + Σ_k log Γ(n_k)`` plus the cannot-link terms, and every Gibbs
+    conditional is a ratio of it. The distance-dependent priors have no joint: only
+    the last item's conditional is a ratio of this one. For ``g_sum`` without side
+    information it is, up to a constant, the log probability of the partition under
+    the *sequential* ddCRP (Blei & Frazier: each item links to an earlier one with
+    weight ``f``, or to itself with ``α/N``); ``g_max`` and the side information use
+    the same construction with their own weights. It costs ``O(Σ_k n_k²)`` per sweep
+    with dense distances (pairs within a cluster only), a few per cent of a sweep.
 
     **Cost.** A sweep costs ``O(n²)`` for the prior with dense distances (``O(n·m)``
     on an ``m``-NN graph) plus ``O(n K D)`` for the likelihood and the PA steps;
@@ -250,10 +383,10 @@ class DDMMDPM(BayesianClusteringEstimator):
         rng = check_random_state(self.random_state)
         name = type(self).__name__
         n = problem.n_nodes
-        pairs, weights = problem.constraints, problem.constraint_weights
-        hard = np.isinf(weights)
-        check_constraints(problem.nodes, pairs[hard], weights[hard]).raise_if_infeasible()
-        n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
+        # hard must-links merge nodes into blocks (items); the prior and the side
+        # information stay on the nodes (each member scores its own links)
+        merged = SamplerItems(problem)
+        n_items, comp = merged.n_items, merged.comp
         pot = self._potentials()
         model = pot.model(problem, items=(n_items, comp))
         D = model.Xn.shape[1]
@@ -265,11 +398,12 @@ class DDMMDPM(BayesianClusteringEstimator):
             if labels0.shape != (n,) or not np.issubdtype(labels0.dtype, np.integer) or (labels0 < 0).any():
                 raise InvalidParameterError(f"init of {name} must be 'single' or {n} integer labels >= 0, got an "
                                             f"array of shape {labels0.shape}")
-            init = np.unique(labels0[np.unique(comp, return_index=True)[1]],
-                             return_inverse=True)[1].reshape(-1).astype(np.int64)
+            init = merged.item_labels(labels0)
 
         n_iter, burn_in, thin, kept_idx, C = self._schedule()
         traces = {key: np.zeros((C, n_iter), dtype=np.int64) for key in ("n_clusters", "opened")}
+        traces["log_joint"] = np.zeros((C, n_iter))
+        beta, lam = float(self.beta), float(self.lam)
         samples = np.empty((C * len(kept_idx), n_items), dtype=np.int64)
         params = pot._params(self.phantom_rival, self.reuse_singleton_theta)
         log_new = pot._log_new_unit(model.N)
@@ -295,6 +429,9 @@ class DDMMDPM(BayesianClusteringEstimator):
                 sweep_seconds += time.perf_counter() - t0
                 traces["n_clusters"][c, t] = chain.n_clusters
                 traces["opened"][c, t] = stats.opened[0]
+                traces["log_joint"][c, t] = _log_joint(model.mode, model.use_max, log_new, model.pri, model.side,
+                                                       model.items, comp, stats.zn, stats.theta, stats.tsq, beta,
+                                                       lam)
                 if t >= burn_in and (t - burn_in) % thin == 0:
                     samples[row] = chain.z
                     row += 1
@@ -310,12 +447,12 @@ class DDMMDPM(BayesianClusteringEstimator):
         if bar is not None:
             bar.close()
         last_row = len(samples) - 1 if self.point_estimate == "last" else None
-        labels, objective, n_distinct = self._summarise(problem, samples, comp, n_items, last_row)
+        labels, objective, n_distinct = self._summarise(problem, samples, merged.lift, last_row)
         extra = {"n_samples": int(len(samples)), "n_distinct_partitions": n_distinct}
         self.gamma_ = model.gamma
         info = {**{k: v for k, v in traces.items()}, **extra, "n_items": int(n_items),
                 "sweep_seconds": sweep_seconds, "n_sweeps": int(C * n_iter)}
-        return labels, ClusteringResult(objective=objective, history=traces["n_clusters"][0].tolist(), info=info)
+        return labels, ClusteringResult(objective=objective, history=traces["log_joint"][0].tolist(), info=info)
 
 
 class MMDPM(DDMMDPM):

@@ -37,11 +37,17 @@ from scipy.special import betaln
 from ._params import Boolean, Integer, Real
 from ._utils import check_float, check_random_state, progress_bar
 from .base import ClusteringResult, register_method
-from .bayesian import BayesianClusteringEstimator, Choice, Pair
+from .bayesian import BayesianClusteringEstimator, Choice, Pair, SamplerItems
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain
-from .potentials.conjugate import CONJUGATE, DIRMULT, FIRST_SLOT, _Conjugate, _log_marginal
-from .sideinfo import check_constraints, must_link_components
+from .potentials.conjugate import (
+    CONJUGATE,
+    DIRMULT,
+    FIRST_SLOT,
+    _Conjugate,
+    _log_marginal,
+    _log_multinomial_coefficients,
+)
 
 __all__ = ["TVClust"]
 
@@ -209,19 +215,22 @@ class TVClust(BayesianClusteringEstimator):
     across, ``p ~ Beta(a_p + N11, b_p + N01)`` and ``q ~ Beta(a_q + N00, b_q + N10)``.
 
     **Hard constraints** (``±inf`` weights) have infinite credibility. Nodes joined by
-    hard must-links are merged into one block that the sampler moves as a whole, scored
-    by the *joint* predictive of its points (exact: the block keeps its within-block
-    scatter), with the CRP weight ``Γ(n_k + m)/Γ(n_k)`` of ``m`` points joining a
-    cluster of ``n_k`` (``α Γ(m)`` for a new one). A hard cannot-link forbids the
-    partner's cluster. Contradictory hard constraints raise
-    :class:`~graphclust.errors.InfeasibleConstraintsError`. Hard constraints do not enter
-    the ``p``/``q`` updates.
+    hard must-links are merged by :func:`graphclust.contract` into one block that the
+    sampler moves as a whole, scored by the *joint* predictive of its points (exact: the
+    block keeps its counts, sums and within-block scatter), with the CRP weight
+    ``Γ(n_k + m)/Γ(n_k)`` of ``m`` points joining a cluster of ``n_k`` (``α Γ(m)`` for
+    a new one). A hard cannot-link forbids the partner's cluster. Contradictory hard
+    constraints raise :class:`~graphclust.errors.InfeasibleConstraintsError`. Hard
+    constraints do not enter the ``p``/``q`` updates; soft ones inside a block do (they
+    always hold, or never: a soft cannot-link there is warned about).
 
-    **Merged input.** A :class:`~graphclust.Problem` whose nodes already stand for
-    several points (``counts > 1``, after :func:`graphclust.contract`) is scored
-    exactly by ``"multinomial"``; the Gaussian likelihoods lack the within-node
-    scatter and treat the points as sitting at the node mean (a warning says so).
-    Give the original problem instead: hard must-links are merged exactly here.
+    **Merged input.** A :class:`~graphclust.Problem` from :func:`graphclust.contract`
+    (nodes that stand for several points, with their scatter) is sampled as the
+    original: the same blocks and the same data-driven prior (the variance of the
+    original points). The Gaussian likelihoods take a node with ``counts > 1`` but no
+    scatter as that many points at the node mean (a warning says so). The multinomial
+    coefficient of a node given with ``counts > 1`` (a constant of the log joint) is
+    that of its summed counts; blocks merged here keep their members'.
 
     **Cost.** A sweep costs ``O(n K c + |C|)`` with ``c`` the cost of one predictive
     (``d²`` full Gaussian, ``d`` diagonal, ``nnz(x)`` multinomial) and ``K`` the number
@@ -303,11 +312,6 @@ class TVClust(BayesianClusteringEstimator):
         rng = check_random_state(self.random_state)
         provider = CONJUGATE[self.likelihood]() if isinstance(self.likelihood, str) else self.likelihood.clone()
         n = problem.n_nodes
-        pairs, weights = problem.constraints, problem.constraint_weights
-        hard = np.isinf(weights)
-        report = check_constraints(problem.nodes, pairs[hard], weights[hard])
-        report.raise_if_infeasible()
-        n_items, comp = must_link_components(n, pairs[hard & (weights > 0)])
         blind = (problem.counts > 1) & (problem.within_scatter()[0] < 0)
         if provider.kind != DIRMULT and blind.any():
             warnings.warn(
@@ -316,34 +320,37 @@ class TVClust(BayesianClusteringEstimator):
                 "problem, or on one from graphclust.contract, which keeps the scatter",
                 UserWarning, stacklevel=3,
             )
-        model, items, scratch = provider._setup(problem, comp, n_items)
+        # hard must-links merged into items (counts, sums and scatter kept: exact)
+        merged = SamplerItems(problem)
+        n_items, comp = merged.n_items, merged.comp
+        model, items, scratch = provider._setup(merged.reduced)
         kind = provider.kind
+        if kind == DIRMULT:
+            # a merged node's multinomial coefficient is not the product of its members'
+            # (it depends on how the counts were split): keep the members'
+            coef = np.bincount(comp, weights=_log_multinomial_coefficients(problem.X), minlength=n_items)
+            items = items[:5] + (coef,) + items[6:]
         m = items[0]
         N = float(m.sum())
         const = float(items[5].sum()) if kind == DIRMULT else 0.0
 
-        # side information at item level
-        soft = np.isfinite(weights)
-        ia, ib = comp[pairs[:, 0]], comp[pairs[:, 1]]
-        sa, sb, sw = ia[soft], ib[soft], np.abs(weights[soft])
-        s_ml = weights[soft] > 0
-        cross = sa != sb
-        hcl = hard & (weights < 0)
-        src = np.concatenate([sa[cross], sb[cross], ia[hcl], ib[hcl]])
-        dst = np.concatenate([sb[cross], sa[cross], ib[hcl], ia[hcl]])
-        kinds = np.concatenate([np.where(s_ml[cross], 0, 1)] * 2 + [np.full(2 * int(hcl.sum()), 2)]).astype(np.int8)
-        ws = np.concatenate([sw[cross], sw[cross], np.ones(2 * int(hcl.sum()))])
-        order_e = np.argsort(src, kind="stable")
-        ptr = np.zeros(n_items + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n_items), out=ptr[1:])
-        adj_idx, adj_kind, adj_w = dst[order_e].astype(np.int64), kinds[order_e], ws[order_e].astype(np.float64)
+        # the engine's side information: item-level constraints (hard cannot-links -inf)
+        ptr, adj_idx, item_w = merged.side
+        adj_ml, adj_hard = item_w > 0, np.isinf(item_w)
+        adj_w = np.where(adj_hard, 1.0, np.abs(item_w))
 
         def side_weights(lp, lq):
             # the engine's signed log weights: w·log(p/(1−q)), w·log((1−p)/q), −inf (hard)
-            signed = adj_w * np.where(adj_kind == 0, lp, lq)
-            signed[adj_kind == 2] = -np.inf
+            signed = adj_w * np.where(adj_ml, lp, lq)
+            signed[adj_hard] = -np.inf
             return ptr, adj_idx, signed
 
+        # p and q count every soft constraint, also those inside an item (always
+        # satisfied or violated) and those beside a hard cannot-link: node-level pairs
+        pairs, weights = problem.constraints, problem.constraint_weights
+        soft = np.isfinite(weights)
+        sa, sb, sw = comp[pairs[soft, 0]], comp[pairs[soft, 1]], np.abs(weights[soft])
+        s_ml = weights[soft] > 0
         w_ml, w_cl = sw * s_ml, sw * ~s_ml
 
         init = None
@@ -354,7 +361,7 @@ class TVClust(BayesianClusteringEstimator):
                 warnings.simplefilter("ignore")  # e.g. soft cannot-links inside hard must-link groups
                 labels0 = RDPMeans(xi="pq", p_link=float(self.p), q_link=float(self.q),
                                    random_state=rng.spawn(1)[0]).fit(problem).labels_
-            init = np.unique(labels0[np.unique(comp, return_index=True)[1]], return_inverse=True)[1].astype(np.int64)
+            init = merged.item_labels(labels0)
         elif not isinstance(self.init, str):
             labels0 = np.asarray(self.init)
             if labels0.shape != (n,) or not np.issubdtype(labels0.dtype, np.integer) or (labels0 < 0).any():
@@ -362,8 +369,7 @@ class TVClust(BayesianClusteringEstimator):
                     f"init of TVClust must be 'sequential', 'rdpmeans' or {n} integer labels >= 0, got an array of shape "
                     f"{labels0.shape}"
                 )
-            # the first node of every item decides its label
-            init = np.unique(labels0[np.unique(comp, return_index=True)[1]], return_inverse=True)[1].astype(np.int64)
+            init = merged.item_labels(labels0)  # the first node of every item decides its label
 
         n_iter, burn_in, thin, kept_idx, C = self._schedule()
         traces = {key: np.zeros((C, n_iter)) for key in ("log_joint", "n_clusters", "p", "q", "alpha")}
@@ -433,7 +439,7 @@ class TVClust(BayesianClusteringEstimator):
 
         # ---------------------------------------------------------------- summaries
         best_row = int(np.argmax(kept_lj)) if self.point_estimate == "map" else None
-        labels, loss, n_distinct = self._summarise(problem, samples, comp, n_items, best_row)
+        labels, loss, n_distinct = self._summarise(problem, samples, merged.lift, best_row)
         kept = traces["p"][:, kept_idx]
         self.p_ = float(kept.mean())
         self.q_ = float(traces["q"][:, kept_idx].mean())

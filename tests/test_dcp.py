@@ -340,3 +340,24 @@ def test_all_points_labelled_is_refused():
         gc.DCP().fit(X, S)
     with pytest.raises(InfeasibleConstraintsError):
         gc.DCP().fit(X, gc.SideInfo([(0, 1, np.inf), (1, 2, np.inf), (0, 2, -np.inf)]))
+
+
+def test_history_is_the_log_joint():
+    """``result_.history``: ``−τ Σ_C log det K_C`` plus the weights of the soft
+    constraints whose nodes share a cluster (one inside a hard must-link block always
+    does), after every sweep, from the kept node labels."""
+    X, _ = blobs()
+    side = [(0, 1, np.inf), (6, 7, np.inf), (2, 3, np.inf), (2, 8, np.inf),  # blocks {0, 1}, {6, 7}, {2, 3, 8}
+            (1, 2, 0.6), (0, 7, -0.8), (3, 9, 1.1), (4, 10, -0.5), (5, 11, -np.inf), (3, 8, -0.3)]
+    S = gc.SideInfo(side)
+    with pytest.warns(UserWarning, match="always be violated"):  # (3, 8), inside a block
+        est = gc.DCP(tau=1.5, lengthscale=1.0, learn_tau=False, learn_lengthscale=False, n_iter=8, burn_in=0,
+                     random_state=0).fit(X, S)
+    K = est._spec.matrix(np.array([1.0]))
+    soft = [(a, b, w) for a, b, w in side if np.isfinite(w)]
+    assert len(est.samples_) == len(est.result_.history) == 8
+    for z, lj, ls in zip(est.samples_, est.result_.history, est.result_.info["log_score"][0]):
+        assert ls == pytest.approx(-1.5 * logdet_partition(K, z), abs=1e-8)
+        want = -1.5 * logdet_partition(K, z) + sum(w for a, b, w in soft if z[a] == z[b])
+        assert lj == pytest.approx(want, abs=1e-8)
+    assert est.result_.history != est.result_.info["log_score"][0].tolist()

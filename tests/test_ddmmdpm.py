@@ -9,7 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 import graphclust as gc
-from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials
+from graphclust.bayesian import SamplerItems
+from graphclust.ddmmdpm import DDMMDPM, MMDPM, DDMMDPMPotentials, _log_joint
 from graphclust.inference.gibbs import GibbsChain
 from graphclust.potentials.ddmmdpm import _ChainState, _gibbs_add, _gibbs_scores, _pa_step
 from graphclust.errors import (
@@ -404,3 +405,179 @@ def test_bad_data():
         DDMMDPM(init=[0, 1], n_iter=2).fit(X)
     with pytest.raises(InvalidParameterError, match="similarity of MMDPM|lam of MMDPM"):
         MMDPM(lam=-1).fit(X)
+
+
+# ---------------------------------------------------------------------- the log joint (result_.history)
+#: hard must-link blocks {0, 3, 9} and {4, 10}, soft must-links, soft and hard cannot-links
+LJ_SIDE = [(0, 3, np.inf), (3, 9, np.inf), (4, 10, np.inf), (0, 5, 1.0), (1, 7, 0.6), (9, 11, 0.4),
+           (0, 2, -1.5), (2, 8, -np.inf), (4, 6, -0.5), (6, 11, -np.inf)]
+
+
+def blocks_in_order(n, side):
+    """Hard must-link components, numbered by their first node (independently of the
+    estimator: plain union-find)."""
+    parent = list(range(n))
+
+    def find(a):
+        while parent[a] != a:
+            a = parent[a]
+        return a
+
+    for a, b, w in side:
+        if w == np.inf:
+            parent[find(a)] = find(b)
+    roots = {}
+    for i in range(n):
+        roots.setdefault(find(i), []).append(i)
+    return sorted(roots.values())
+
+
+def brute_log_joint(X, labels, theta, side, *, similarity, gamma=None, alpha=1.0, beta=1.0, lam=0.5, mu=1.0, nu=1.0,
+                    nbrs=None, floors=None, D=None):
+    """The log joint from its definition: blocks seated in the order of their first
+    node, each scored against the members of its cluster seated before it (the first
+    block of a cluster opens it: ``m log(α/N)``, ``m log α`` for the CRP), plus
+    ``Σ_i β x_iᵀθ_{z_i} − λ‖θ_{z_i}‖²`` on the centred features."""
+    n = len(X)
+    Xn = X - X.mean(0)
+    soft = [(a, b, w) for a, b, w in side if w != np.inf]
+    lp = float(sum(beta * Xn[i] @ theta[labels[i]] - lam * theta[labels[i]] @ theta[labels[i]] for i in range(n)))
+    seated = []
+    for block in blocks_in_order(n, side):
+        k = labels[block[0]]
+        earlier = [j for j in seated if labels[j] == k]
+        if not earlier:
+            lp += len(block) * (math.log(alpha) if similarity == "crp" else math.log(alpha / n))
+        for i in block if earlier else ():
+            if similarity == "crp":
+                ml = sum(mu * w for a, b, w in soft if w > 0 and i in (a, b) and (a + b - i) in earlier)
+                cl = [w for a, b, w in soft if w < 0 and i in (a, b) and (a + b - i) in earlier]
+                lp += -np.inf if np.isinf(cl).any() else math.log(len(earlier) + ml) + nu * sum(cl)
+            else:
+                visible = np.full(n, -1)
+                visible[earlier] = k
+                lp += brute_log_prior(X, visible, i, similarity, gamma, soft, mu=mu, nu=nu,
+                                      nbrs=None if nbrs is None else nbrs[i],
+                                      floor=None if floors is None else floors[i], D=D)[k]
+        seated += block
+    return lp
+
+
+def _sparse_distances(X, m=4):
+    """A symmetric m-NN distance matrix, its neighbour sets and the decay floors."""
+    n = len(X)
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    A = np.zeros((n, n))
+    for i in range(n):
+        for j in np.argsort(D[i])[1:m + 1]:
+            A[i, j] = A[j, i] = D[i, j]
+    Dm = sp.csr_array(A)
+    nbrs = [set(np.flatnonzero(A[i]).tolist()) for i in range(n)]
+    return Dm, nbrs, A.max(1)
+
+
+@pytest.mark.parametrize("case", ["max", "sum", "sparse-max", "sparse-sum", "crp"])
+def test_history_is_the_log_joint_from_its_definition(case):
+    X, _ = blobs(n_per=4)
+    S = gc.SideInfo(LJ_SIDE)
+    kw = dict(alpha=1.5, lam=0.3, beta=1.2, ml_strength=0.8, cl_penalty=1.3, n_iter=6, burn_in=0, random_state=0)
+    brute = {}
+    if case == "crp":
+        est = MMDPM(**kw).fit(X, S)
+        sim = "crp"
+    else:
+        sim = case.split("-")[-1]
+        if case.startswith("sparse"):
+            Dm, nbrs, far = _sparse_distances(X)
+            est = DDMMDPM(similarity=sim, distance=Dm, gamma=0.9, **kw).fit(X, S)
+            brute = dict(nbrs=nbrs, floors=np.exp(-far / 0.9))
+        else:
+            est = DDMMDPM(similarity=sim, gamma=0.9, **kw).fit(X, S)
+        brute["gamma"] = 0.9
+    want = brute_log_joint(X, est.last_labels_, est.theta_, LJ_SIDE, similarity=sim, alpha=1.5, beta=1.2, lam=0.3,
+                           mu=0.8, nu=1.3, **brute)
+    assert np.isfinite(want)
+    assert est.result_.history[-1] == pytest.approx(want, rel=1e-10)
+    assert est.result_.history == est.result_.info["log_joint"][0].tolist() and len(est.result_.history) == 6
+
+
+def _chain(est, X, S, labels, seed=0):
+    """A chain of ``est``'s model at ``labels`` (blocks take their first node's label)
+    with random cluster weights, as the estimator builds it."""
+    P = gc.Problem.from_array(X, S)
+    merged = SamplerItems(P)
+    pot = est._potentials()
+    model = pot.model(P, items=(merged.n_items, merged.comp))
+    cap = merged.n_items + 1
+    rng = np.random.default_rng(seed)
+    stats = _ChainState(model, pot._log_new_unit(model.N), pot._params(), rng.normal(size=(cap, model.Xn.shape[1])))
+    chain = GibbsChain(stats, merged.n_items, cap)
+    chain.set_labels(merged.item_labels(labels))
+    stats.noise = rng.normal(size=(merged.n_items, model.Xn.shape[1]))
+    return model, stats, chain
+
+
+def _moves_against_log_joint(model, stats, chain, u):
+    """The scores hook's log weights of item ``u`` (for every cluster and a new one) and
+    the log joint of the states with ``u`` moved there: their differences must agree."""
+    beta, lam = stats.params[0], stats.params[1]
+    k_old = int(chain.z[u])
+    n_active = chain.n_clusters
+    active = chain.active[:n_active].copy()
+    chain.z[u] = -1
+    out = np.empty(n_active + 1)
+    _gibbs_scores(stats.state, u, k_old, chain.z, chain.active, n_active, u, -1, np.zeros(len(stats.size)), out)
+    members = np.flatnonzero(model.comp == u)
+    free = next(k for k in range(len(stats.size)) if k not in active)
+    theta, tsq = stats.theta.copy(), stats.tsq.copy()
+    theta[free], tsq[free] = stats.tnew, stats.tn_sq[0]
+    joint = []
+    for k in list(active) + [free]:
+        zn = stats.zn.copy()
+        zn[members] = k
+        joint.append(_log_joint(model.mode, model.use_max, stats.log_new, model.pri, model.side, model.items,
+                                model.comp, zn, theta, tsq, beta, lam))
+    return out, np.array(joint)
+
+
+def test_crp_conditionals_are_ratios_of_the_log_joint():
+    """MMDPM with cannot-links (soft and hard): the sampler's conditional of every item
+    is a ratio of the log joint, exp(lj(u → k) − lj(u → k')) = p(k) / p(k'), the new
+    cluster with the candidate weight the hook drew."""
+    X, _ = blobs(n_per=4)
+    side = [(0, 2, -1.5), (2, 8, -np.inf), (4, 6, -0.5), (6, 11, -np.inf), (1, 7, -0.3)]
+    S = gc.SideInfo(side)
+    est = MMDPM(alpha=1.5, lam=0.3, beta=1.2, cl_penalty=1.3, removal_shrink=0.0)
+    labels = np.array([0, 0, 1, 1, 2, 0, 1, 2, 2, 0, 1, 2])
+    checked = 0
+    for u in range(12):
+        model, stats, chain = _chain(est, X, S, labels)
+        if (chain.z == chain.z[u]).sum() == 1:
+            continue  # its cluster would disappear with it: the engine's other path
+        out, joint = _moves_against_log_joint(model, stats, chain, u)
+        ok = np.isfinite(out)
+        np.testing.assert_array_equal(ok, np.isfinite(joint))  # hard cannot-links veto both
+        np.testing.assert_allclose(out[ok] - out[-1], joint[ok] - joint[-1], rtol=1e-9, atol=1e-9)
+        checked += 1
+    assert checked == 12
+
+
+@pytest.mark.parametrize("similarity, distance", [("max", "euclidean"), ("sum", "euclidean"), ("sum", "knn")])
+def test_distance_dependent_conditional_of_the_last_item_is_a_ratio(similarity, distance):
+    """With a distance-dependent prior the conditionals come from no joint (the seed
+    spec's pitfall P7), so the log joint seats the items in order: moving the last item
+    changes only its own term, and its conditional is exactly a ratio of the log joint
+    (blocks, soft must-links and the sparse floor included)."""
+    X, _ = blobs(n_per=4)
+    S = gc.SideInfo(LJ_SIDE + [(5, 11, 0.7)])
+    est = DDMMDPM(similarity=similarity, distance=distance, n_neighbors=3, gamma=0.9, alpha=1.5, lam=0.3, beta=1.2,
+                  ml_strength=0.8, cl_penalty=1.3, removal_shrink=0.0)
+    labels = np.array([0, 1, 1, 0, 2, 1, 0, 2, 2, 0, 2, 2])
+    model, stats, chain = _chain(est, X, S, labels)
+    u = len(chain.z) - 1
+    assert (chain.z == chain.z[u]).sum() > 1
+    out, joint = _moves_against_log_joint(model, stats, chain, u)
+    ok = np.isfinite(out)
+    assert ok.sum() >= 3
+    np.testing.assert_array_equal(ok, np.isfinite(joint))
+    np.testing.assert_allclose(out[ok] - out[-1], joint[ok] - joint[-1], rtol=1e-9, atol=1e-9)

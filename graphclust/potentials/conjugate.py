@@ -31,10 +31,10 @@ the Dirichlet-process mixture), and they implement both access patterns of
 :func:`graphclust.contract`, ``X`` holds feature sums) stands for ``c`` points scored
 *together*: its cost is the joint predictive of the block. For the multinomial this is
 exact from the summed counts. For the Gaussians the joint predictive also needs the
-block's within-node scatter, which a contracted problem no longer has; the providers
-then take the ``c`` points to sit at the node mean (zero within-node scatter), which
-overstates how tight the block is. :class:`graphclust.TVClust` never contracts that
-way: it forms its own blocks from the original points and keeps their scatter.
+block's within-node scatter, which :func:`graphclust.contract` keeps
+(:attr:`~graphclust.Problem.scatter`), and so does the data-driven prior (the variance
+of the original points). A node with ``counts > 1`` but no scatter is taken as ``c``
+points at the node mean, which overstates how tight the block is.
 """
 
 import math
@@ -628,9 +628,10 @@ class _Conjugate(CountParameter, NodePotentials):
         the nodes' own within-node scatter (``Problem.within_scatter()``)."""
         raise NotImplementedError
 
-    def _resolve(self, X, counts):
-        """``model`` tuple from the parameters, data-driven where left ``None``; sets
-        :attr:`prior_`."""
+    def _resolve(self, X, counts, within=None):
+        """``model`` tuple from the parameters, data-driven where left ``None`` (from
+        the points: ``within`` adds the spread inside merged nodes, see
+        :func:`_within_spread`); sets :attr:`prior_`."""
         raise NotImplementedError
 
     def _empty(self, model, capacity):
@@ -639,7 +640,7 @@ class _Conjugate(CountParameter, NodePotentials):
 
     def _setup(self, problem, comp=None, n_items=None):
         X, counts = self._features(problem)
-        model = self._resolve(X, counts)
+        model = self._resolve(X, counts, _within_spread(problem))
         model = tuple(np.ascontiguousarray(a) for a in model)
         items = tuple(np.ascontiguousarray(a) for a in self._items(X, counts, comp, n_items,
                                                                    problem.within_scatter()))
@@ -854,14 +855,20 @@ def _grow(cl, capacity):
     return out
 
 
-def _empirical_var(X, counts):
-    """Count-weighted mean and per-feature variance of the node means. A feature
-    without spread (variance at most ``1e-12·mean²``) gets the median variance of the
-    others (1 when no feature has spread), so every prior scale is positive."""
+def _empirical_var(X, counts, within=None):
+    """Count-weighted mean and per-feature variance of the points: of the node means,
+    plus ``within`` (per feature, the summed squares of the points merged into nodes
+    around their node means), so a contracted problem gives the variance of its
+    original points. A feature without spread (variance at most ``1e-12·mean²``) gets
+    the median variance of the others (1 when no feature has spread), so every prior
+    scale is positive."""
     N = counts.sum()
     mean = X.sum(0) / N
     D = X / counts[:, None] - mean
-    var = (counts[:, None] * D * D).sum(0) / N
+    var = (counts[:, None] * D * D).sum(0)
+    if within is not None:
+        var += within
+    var /= N
     flat = ~(var > 1e-12 * mean * mean) | ~(var > 0)
     if flat.any():
         var[flat] = np.median(var[~flat]) if (~flat).any() else 1.0
@@ -977,9 +984,9 @@ class NormalInverseWishart(_Conjugate):
         self.dof = dof
         self.scale = scale
 
-    def _resolve(self, X, counts):
+    def _resolve(self, X, counts, within=None):
         d = X.shape[1]
-        mean, var = _empirical_var(X, counts)
+        mean, var = _empirical_var(X, counts, within)
         cov = np.diag(var)
         m0 = _vector(self.mean, d, "mean of NormalInverseWishart") if self.mean is not None else mean
         nu0 = float(d + 2) if self.dof is None else float(self.dof)
@@ -1031,7 +1038,7 @@ class NormalInverseWishart(_Conjugate):
 
     def _pair_space(self, problem):
         X, counts = self._features(problem)
-        model = self._resolve(X, counts)
+        model = self._resolve(X, counts, _within_spread(problem))
         L0 = model[2]
         d = X.shape[1]
         nu0 = model[0][1]
@@ -1104,9 +1111,9 @@ class NormalInverseGamma(_Conjugate):
         self.shape = shape
         self.rate = rate
 
-    def _resolve(self, X, counts):
+    def _resolve(self, X, counts, within=None):
         d = X.shape[1]
-        mean, var = _empirical_var(X, counts)
+        mean, var = _empirical_var(X, counts, within)
         m0 = _vector(self.mean, d, "mean of NormalInverseGamma") if self.mean is not None else mean
         a0 = float(self.shape)
         if self.rate is None:
@@ -1142,7 +1149,7 @@ class NormalInverseGamma(_Conjugate):
 
     def _pair_space(self, problem):
         X, counts = self._features(problem)
-        hp, m0, b0 = self._resolve(X, counts)
+        hp, m0, b0 = self._resolve(X, counts, _within_spread(problem))
         a0 = hp[1]
         var = b0[0] / (a0 - 1.0) if a0 > 1 else b0[0] / a0
         return X / counts[:, None] / np.sqrt(var), "sq"
@@ -1210,7 +1217,7 @@ class DirichletMultinomial(_Conjugate):
                 "likelihood needs non-negative counts", node=problem.nodes[i],
             )
 
-    def _resolve(self, X, counts):
+    def _resolve(self, X, counts, within=None):
         d = X.shape[1]
         beta = np.broadcast_to(_vector(self.concentration, d, "concentration of DirichletMultinomial",
                                        scalar=True), (d,)).astype(np.float64)
@@ -1231,8 +1238,7 @@ class DirichletMultinomial(_Conjugate):
         if comp is None:
             comp, n_items = np.arange(n), n
         m = np.bincount(comp, weights=counts, minlength=n_items)
-        node_const = gammaln(X.sum(1) + 1.0) - gammaln(X + 1.0).sum(1)
-        iconst = np.bincount(comp, weights=node_const, minlength=n_items)
+        iconst = np.bincount(comp, weights=_log_multinomial_coefficients(X), minlength=n_items)
         P = sp.csr_array((np.ones(n), (comp, np.arange(n))), shape=(n_items, n))
         S = sp.csr_array(P @ sp.csr_array(X))
         S.sum_duplicates()
@@ -1247,6 +1253,26 @@ class DirichletMultinomial(_Conjugate):
         beta = self._resolve(X, counts)[1]
         Z = X + beta
         return Z / Z.sum(1, keepdims=True), "js"
+
+
+def _log_multinomial_coefficients(X):
+    """``log((Σ_j x_j)! / Π_j x_j!)`` of every row of ``X`` (through the gamma function).
+    It is not additive: the coefficient of merged counts is not the product of the
+    parts', so a sampler over merged nodes keeps its members' (see
+    :class:`graphclust.TVClust`)."""
+    X = np.asarray(X, dtype=np.float64)
+    return gammaln(X.sum(1) + 1.0) - gammaln(X + 1.0).sum(1)
+
+
+def _within_spread(problem):
+    """Per feature, the summed squares of the original points around their node's
+    mean (the diagonals of :attr:`~graphclust.Problem.scatter`), or ``None`` when no
+    node has scatter."""
+    index, blocks = problem.within_scatter()
+    has = index >= 0
+    if not has.any():
+        return None
+    return np.einsum("kii->i", blocks[index[has]])
 
 
 def _vector(value, d, name, scalar=False):

@@ -707,19 +707,15 @@ class DDMMDPMPotentials(CountParameter, NodePotentials):
         """Node-level CSR of the constraints between different blocks, scaled:
         ``ml_strength·w`` (must), ``cl_penalty·w`` (cannot, ``< 0``), ``-inf`` hard."""
         n = problem.n_nodes
-        pairs, w = problem.constraints, problem.constraint_weights
-        a, b = pairs[:, 0], pairs[:, 1]
-        keep = (comp[a] != comp[b]) & ~(np.isinf(w) & (w > 0))
-        a, b, w = a[keep], b[keep], w[keep]
+        cptr, dst, w = problem.constraint_csr
+        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(cptr))
+        keep = (comp[src] != comp[dst]) & ~np.isposinf(w)
+        w = w[keep]
         val = np.where(np.isinf(w), -np.inf, np.where(w > 0, float(self.ml_strength) * w,
                                                        float(self.cl_penalty) * w))
-        src = np.concatenate([a, b])
-        dst = np.concatenate([b, a])
-        vv = np.concatenate([val, val])
-        order = np.argsort(src, kind="stable")
         ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
-        return ptr, dst[order].astype(np.int64), vv[order].astype(np.float64)
+        np.cumsum(np.bincount(src[keep], minlength=n), out=ptr[1:])
+        return ptr, np.ascontiguousarray(dst[keep]), np.ascontiguousarray(val, dtype=np.float64)
 
     def _params(self, phantom=False, reuse=False):
         return (float(self.beta), float(self.lam), float(self.pa_cap), float(self.removal_shrink),
