@@ -321,15 +321,15 @@ def energy_value(labels, assigned, edges, weights, *, label_costs=None, used=Non
     """The energy of a labelling from each node's cost for its own label.
 
     The formula :meth:`Energy.evaluate` applies (without pair tables), for callers whose
-    unaries are never formed as an ``(n_nodes, n_labels)`` matrix: RDP-means passes its
-    centroid costs ``c_i D(x̄_i, μ_{z_i})`` of 10⁵ points every pass.
+    unaries are never formed as an ``(n_nodes, n_labels)`` matrix: RDP-means passes the
+    sum of its centroid costs ``c_i D(x̄_i, μ_{z_i})`` over 10⁵ points every pass.
 
     Parameters
     ----------
     labels : ndarray of int, shape (n_nodes,)
         Trusted: no checks.
-    assigned : ndarray of shape (n_nodes,)
-        ``U[i, labels[i]]``.
+    assigned : ndarray of shape (n_nodes,) or float
+        ``U[i, labels[i]]`` per node, or their sum.
     edges : ndarray of shape (n_edges, 2)
         Pair terms (parallel pairs allowed: each term counts).
     weights : ndarray of shape (n_edges,)
@@ -350,7 +350,7 @@ def energy_value(labels, assigned, edges, weights, *, label_costs=None, used=Non
     ...              label_costs=np.array([3.0, 3.0]))
     7.5
     """
-    total = constant + assigned.sum()
+    total = constant + np.sum(assigned)
     if len(weights):
         same = labels[edges[:, 0]] == labels[edges[:, 1]]
         w = weights

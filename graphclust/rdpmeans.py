@@ -610,14 +610,14 @@ class RDPMeans(ClusteringEstimator):
             sat = xi_sat if self._uses_constraints and self.anneal_stop == "saturation" else None
             xi_enough = min(v for v in (xi_cap, sat, math.inf) if v is not None) if mode == "anneal" else math.inf
 
-            def total(xi1, xi2, we):
+            def total(xi1, xi2, we, attract):
                 """J: the energy of the merged problem (unary c_i D(x̄_i, μ_k), the ξ-weighted
                 constraints as signed Potts terms, λ per cluster), whose constant turns
-                "ξ1 w if apart" into J's "−ξ1 w if together" and adds what merging took out."""
+                "ξ1 w if apart" into J's "−ξ1 w if together" (``attract``: Σ ξ1 w) and adds
+                what merging took out."""
                 scat, ml_in, cl_in = offset_terms
-                attract = we[(we > 0) & np.isfinite(we)].sum()
                 sizes = provider.cluster_sizes()
-                return energy_value(provider._z, provider.assigned_costs(), pairs, we,
+                return energy_value(provider._z, provider.assignment_cost(), pairs, we,
                                     label_costs=np.full(len(sizes), lam), used=sizes > 0,
                                     constant=scat - xi1 * ml_in + xi2 * cl_in - attract)
 
@@ -642,15 +642,18 @@ class RDPMeans(ClusteringEstimator):
                     if (xi1, xi2) != stage_xi:
                         stages.append({"first_pass": t, "xi1": xi1, "xi2": xi2})
                         stage_xi = (xi1, xi2)
-                    we = _effective(w, xi1, xi2)
                     same_xi = bool(xi_sched) and xi_sched[-1] == (xi1, xi2)
-                    J_before = history[-1] if same_xi else total(xi1, xi2, we)
+                    if not same_xi:
+                        we = _effective(w, xi1, xi2)
+                        w_adj = we[edge_ids]
+                        attract = we[(we > 0) & np.isfinite(we)].sum()
+                    J_before = history[-1] if same_xi else total(xi1, xi2, we, attract)
                     t0 = time.perf_counter()
-                    moved = icm_births.sweep(provider, _visit_order(n_red, rng), (indptr, indices, we[edge_ids]), lam)
+                    moved = icm_births.sweep(provider, _visit_order(n_red, rng), (indptr, indices, w_adj), lam)
                     provider.refit()
                     sweep_seconds += time.perf_counter() - t0
                     z = provider._z
-                    J = total(xi1, xi2, we)
+                    J = total(xi1, xi2, we, attract)
                     history.append(J)
                     before.append(J_before)
                     xi_sched.append((xi1, xi2))

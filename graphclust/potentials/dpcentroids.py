@@ -159,13 +159,7 @@ def _cluster_sums(Y, c, z, nslots):  # pragma: no cover - compiled
 @njit(cache=True)
 def _assignment_cost(Y, c, base, sq, C, M, z):  # pragma: no cover - compiled
     """Σ_i c_i D(y_i, C[z_i]), with the difference form for squared distances."""
-    return _assigned_costs(Y, c, base, sq, C, M, z).sum()
-
-
-@njit(cache=True)
-def _assigned_costs(Y, c, base, sq, C, M, z):  # pragma: no cover - compiled
-    """``c_i D(y_i, C[z_i])`` per node, with the difference form for squared distances."""
-    out = np.empty(Y.shape[0])
+    total = 0.0
     d = Y.shape[1]
     for i in range(Y.shape[0]):
         k = z[i]
@@ -180,8 +174,8 @@ def _assigned_costs(Y, c, base, sq, C, M, z):  # pragma: no cover - compiled
             s = base[i] - s
             if s < 0.0:
                 s = 0.0
-        out[i] = c[i] * s
-    return out
+        total += c[i] * s
+    return total
 
 
 def _entropy_rows(Y):
@@ -236,8 +230,8 @@ class DPCentroids(CountParameter, NodePotentials):
     hooks score a node against every cluster with one product, put it in a cluster,
     and skip the nodes whose Hamerly bounds prove they stay. :meth:`sweep` is that
     engine with the birth cost ``λ``: a whole pass of the rule above, constraint terms
-    included. :meth:`assigned_costs` is the unary of each node's own cluster, what the
-    energy of a labelling needs (:func:`graphclust.energy.energy_value`).
+    included. :meth:`assignment_cost` is the unary part of the energy of the labelling
+    (:func:`graphclust.energy.energy_value` adds the rest).
 
     **Batch path.** With a fixed label set (inside :class:`graphclust.HMRF`) this is
     :class:`~graphclust.potentials.Centroids` with the same divergence; ``λ`` plays no
@@ -539,13 +533,12 @@ class DPCentroids(CountParameter, NodePotentials):
     def objective(self):
         """``Σ_i c_i D(x̄_i, μ_{z_i}) + λ K`` (``K`` = non-empty clusters) for the
         incremental state."""
-        total = _assignment_cost(self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._z)
-        return float(total + self.lam * np.count_nonzero(self._mass[: self._n] > 0))
+        return float(self.assignment_cost() + self.lam * np.count_nonzero(self._mass[: self._n] > 0))
 
-    def assigned_costs(self):
-        """``c_i D(x̄_i, μ_{z_i})`` per node: the unary of each node's own cluster, which
-        :func:`graphclust.energy.energy_value` sums into the energy."""
-        return _assigned_costs(self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._z)
+    def assignment_cost(self):
+        """``Σ_i c_i D(x̄_i, μ_{z_i})``: the unary part of the energy of the incremental
+        state (each node's cost for its own cluster, summed)."""
+        return float(_assignment_cost(self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._z))
 
     def cluster_sizes(self):
         """Nodes per cluster slot ``(n_slots,)`` of the incremental state (a copy)."""
