@@ -157,6 +157,7 @@ def test_energy_value_from_raw_terms_matches_hand_formula(raw):
         used = np.bincount(z, minlength=U.shape[1]) > 0
         assert energy_value(z, U[np.arange(len(z)), z], edges, w, label_costs=lc, used=used,
                             constant=constant) == got
+        assert energy_value(z, U[np.arange(len(z)), z].sum(), edges, w, label_costs=lc, constant=constant) == got
         if np.isinf(expected):
             assert got == expected
         else:
