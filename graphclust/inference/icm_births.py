@@ -54,11 +54,7 @@ from numba import njit
 from ..errors import InvalidParameterError
 from ._local import REL_TOL, cheapest, improves, label_costs, potts_pull
 
-__all__ = ["register_provider", "sweep", "HOOKS"]
-
-#: hooks every provider gives, and the optional pair that lets a pass skip nodes
-HOOKS = ("scores", "add")
-BOUND_HOOKS = ("bounds", "score")
+__all__ = ["register_provider", "sweep"]
 
 #: a bound must prove a skip with this much room (rounding never decides a skip)
 _MARGIN = 1e-9
@@ -128,9 +124,11 @@ def _stable_identity(fn):
     file is unchanged. numba keys a kernel that calls the function by that identifier
     (random per process by default, so the kernel would never load from the cache); the
     file digest makes an edited provider compile afresh instead of loading stale code."""
-    path = fn.py_func.__code__.co_filename
-    with open(path, "rb") as fh:
-        digest = hashlib.sha1(fh.read()).hexdigest()[:16]
+    try:
+        with open(fn.py_func.__code__.co_filename, "rb") as fh:
+            digest = hashlib.sha1(fh.read()).hexdigest()[:16]
+    except OSError:  # no source file (frozen): the kernel is compiled in every process
+        return
     try:
         fn._set_uuid(f"graphclust.icm_births:{fn.py_func.__module__}.{fn.py_func.__qualname__}:{digest}")
     except AssertionError:  # already has one (another engine or a pickle): cache misses only
