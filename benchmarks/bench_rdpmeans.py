@@ -8,11 +8,12 @@ the ``k`` hint) is fitted once; from its converged state (labels, centroids, ``K
 clusters), laid out as ``fit`` lays large problems out (nodes in a random order once,
 passes over random orders of blocks), we time
 
-* **RDP pass**: what every iteration of ``RDPMeans.fit`` does: a sequential sweep over
-  all points in a fresh random order (constraint partners read from a CSR, births
-  possible), the M-step (exact cluster sums, empty clusters dropped) and the objective
-  (``DPCentroids.sweep`` + ``refit`` + ``objective`` + the pair terms), timed after one
-  untimed pass, as in the middle of a fit (the sweep's distance bounds in place);
+* **RDP pass**: what every iteration of ``RDPMeans.fit`` does: a pass of ICM with births
+  over all points in a fresh random order (constraint partners read from the energy's
+  CSR, births possible), the M-step (exact cluster sums, empty clusters dropped) and the
+  objective, the energy of the labelling (``icm_births.sweep`` + ``DPCentroids.refit``
+  + ``energy_value``), timed after one untimed pass, as in the middle of a fit (the
+  sweep's distance bounds in place);
 * **DP pass**: the same without constraints (DP-means);
 * **first pass**: pass 1 of a fit, from the single starting cluster (births, no bounds
   yet);
@@ -44,7 +45,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import graphclust as gc
-from graphclust.problem import constraint_csr
+from graphclust.energy import energy_value, potts_csr
+from graphclust.inference import icm_births
 from graphclust.rdpmeans import DPCentroids, _effective, _visit_order
 
 
@@ -57,23 +59,23 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
-def one_pass(provider, Y, c, labels, centroids, order, csr, pairs, we, warm=None):
+def one_pass(provider, Y, c, labels, centroids, order, adjacency, pairs, we, warm=None):
     """One RDPMeans iteration from a given state (rebuilt first, untimed). ``warm``: an
     order for one untimed pass before, so the timed pass is a pass in the middle of a
-    fit (the sweep's bounds from the previous pass in place): the marginal cost."""
+    fit (the sweep's bounds from the previous pass in place): the marginal cost. The
+    energy's constant is computed once, as ``fit`` does for a ξ."""
+    constant = -we[(we > 0) & np.isfinite(we)].sum()
     provider.start_arrays(Y, c, labels, centroids)
-    indptr, indices, we_csr = csr
+    lam = provider.lam
     if warm is not None:
-        provider.sweep(warm, indptr, indices, we_csr)
+        icm_births.sweep(provider, warm, adjacency, lam)
         provider.refit()
     t = time.perf_counter()
-    provider.sweep(order, indptr, indices, we_csr)
+    icm_births.sweep(provider, order, adjacency, lam)
     provider.refit()
-    z = provider.labels
-    J = provider.objective()
-    if len(pairs):
-        same = z[pairs[:, 0]] == z[pairs[:, 1]]
-        J -= we[same].sum()
+    sizes = provider.cluster_sizes()
+    energy_value(provider.labels, provider.assignment_cost(), pairs, we, label_costs=np.full(len(sizes), lam),
+                 used=sizes > 0, constant=constant)
     return time.perf_counter() - t
 
 
@@ -141,10 +143,10 @@ def timings(args):
         inv[perm] = np.arange(P.n_nodes)
         Y, c, labels = Y[perm], c[perm], est.labels_[perm]
         pairs, w = np.sort(inv[P.constraints], axis=1), P.constraint_weights
-        csr = constraint_csr(pairs, w, P.n_nodes)
         we = _effective(w, args.xi, args.xi)
-        csr = (csr[0], csr[1], _effective(csr[2], args.xi, args.xi))
-        empty = (np.zeros(P.n_nodes + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+        indptr, indices, _, eid = potts_csr(pairs, w, P.n_nodes)
+        csr = (indptr, indices, we[eid])
+        empty = potts_csr(pairs[:0], we[:0], P.n_nodes)
 
         rdp, dp, first = [], [], []
         for _ in range(args.repeats):

@@ -18,15 +18,21 @@ paper's eq. 20 counts it twice; see the research spec, §3.6). Hard constraints
 (``±inf``) are feasibility conditions: hard must-links are merged first
 (:func:`graphclust.contract`), a violated hard cannot-link makes ``J`` infinite.
 
-The composition:
+``J`` is the energy of an :class:`~graphclust.energy.Energy` with label costs: unary
+``c_i D(x̄_i, μ_k)``, the constraints as signed Potts terms of weight ``ξ1·w`` and
+``ξ2·w``, ``λ`` per label used, and a constant (a must-link's ``−ξ1 w [z_i = z_j]`` is
+``ξ1 w [z_i ≠ z_j] − ξ1 w``). The composition:
 
-* :class:`DPCentroids` — a node-potential provider: centroid costs ``c_i D(x̄_i, μ_k)``
-  with a *new cluster* option costing ``λ``, batch (for :class:`graphclust.HMRF`) and
-  incremental (``start``/``remove``/``add``/``scores``), plus a compiled sweep over its
-  own sufficient statistics;
-* a sequential ICM sweep with births (numba): every node, in a fresh random order,
-  takes the cheapest of "each cluster + its constraint terms" and "a new cluster";
-* the M-step (centroids = means), removal of empty clusters, and the ξ schedule.
+* :class:`DPCentroids` — a node-potential provider: centroid costs ``c_i D(x̄_i, μ_k)``,
+  batch (for :class:`graphclust.HMRF`), incremental (``start``/``remove``/``add``/
+  ``scores``) and compiled (the hooks of ICM with births);
+* :func:`graphclust.inference.icm_births.sweep` — ICM with births over that energy:
+  every node, in a fresh random order, takes the cheapest of "each cluster + its
+  constraint terms + λ if it would open it" and "a new cluster + λ";
+* the M-step (centroids = means), removal of empty clusters, and the ξ schedule; after
+  every pass ``J`` is computed by :func:`graphclust.energy.energy_value`, the formula of
+  :meth:`Energy.evaluate <graphclust.energy.Energy.evaluate>`, from each node's cost for
+  its own cluster (an ``n × K`` unary matrix is never formed).
 
 :class:`DPMeans` is the same code without constraints (Kulis & Jordan 2012).
 """
@@ -42,11 +48,12 @@ from scipy.special import xlogy
 from ._params import AnyOf, Boolean, Callable, Integer, Optional, Options, RandomState, Real
 from ._utils import check_float, check_int, check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, canonical_labels, register_method
+from .energy import energy_value, potts_csr
 from .errors import InvalidParameterError, TooFewClustersError
+from .inference import icm_births
 from .merge import contract
 from .potentials.base import check_features
 from .potentials.dpcentroids import DIVERGENCES, DPCentroids, _entropy_rows, _log_floor
-from .problem import constraint_csr
 from .seeding import farthest_first
 
 __all__ = ["RDPMeans", "DPMeans", "DPCentroids", "dp_lambda", "xi_from_pq"]
@@ -252,7 +259,8 @@ def dp_lambda(X, n_clusters=None, *, rule="farthest_first", divergence="sqeuclid
 class RDPMeans(ClusteringEstimator):
     """Relational DP-means: DP-means with noisy must-links and cannot-links.
 
-    Sequential ICM with births on the objective ``J`` of the module docstring:
+    Sequential ICM with births (:mod:`graphclust.inference.icm_births`) on the objective
+    ``J`` of the module docstring, the energy of an ``Energy`` with label costs ``λ``:
     nodes are visited in a fresh random order every pass; each takes the cheapest of
     its clusters (divergence to the centroid, minus ``ξ1·w`` per must-link partner in
     it, plus ``ξ2·|w|`` per cannot-link partner) or a new cluster (``λ``); then
@@ -347,8 +355,10 @@ class RDPMeans(ClusteringEstimator):
         ``(ξ1, ξ2)`` of the last pass.
     result_ : ClusteringResult
         ``objective``: ``J`` of the answer on the given problem (with the final
-        ``ξ``); ``history``: ``J`` after every pass; ``info``: ``lam``, ``lam_rule``,
-        ``n_clusters_hint``, ``xi_mode``, ``xi_schedule`` (``(ξ1, ξ2)`` per pass),
+        ``ξ``): ``Energy.from_problem(problem, U, smoothness=0, constraint_weights=ξ·w,
+        label_costs=[λ]*K, constant=-ξ1·Σ_{w>0} w).evaluate(labels_)`` with
+        ``U[i, k] = c_i D(x̄_i, μ_k)``; ``history``: ``J`` after every pass; ``info``:
+        ``lam``, ``lam_rule``, ``n_clusters_hint``, ``xi_mode``, ``xi_schedule`` (``(ξ1, ξ2)`` per pass),
         ``objective_before`` (``J`` at the start of every pass under that pass's ``ξ``:
         ``history[t] <= objective_before[t]`` always holds), ``n_changed`` and
         ``n_clusters`` per pass, ``stages`` (passes sharing one fixed ``ξ``),
@@ -556,17 +566,12 @@ class RDPMeans(ClusteringEstimator):
             Y_red, c_red = Y_red[perm], c_red[perm]
             mapping = inv if mapping is None else inv[mapping]
             pairs = np.sort(inv[pairs], axis=1)
-        indptr, indices, w_csr = constraint_csr(pairs, w, n_red)
+        # the energy's pair terms as CSR (its structure is fixed; each ξ scales the weights)
+        indptr, indices, _, edge_ids = potts_csr(pairs, w, n_red)
         finite_abs = np.abs(w[np.isfinite(w)])
 
         xi_sat = (self._saturation(Y_red, c_red, lam, finite_abs, kl)
                   if mode == "anneal" else None)
-
-        def pair_energy(z, we):
-            if not len(pairs):
-                return 0.0
-            same = z[pairs[:, 0]] == z[pairs[:, 1]]
-            return float(-we[same].sum()) if same.any() else 0.0
 
         def pair_sums(z):
             """(satisfied must-link weight, violated cannot-link weight) over finite weights."""
@@ -605,9 +610,16 @@ class RDPMeans(ClusteringEstimator):
             sat = xi_sat if self._uses_constraints and self.anneal_stop == "saturation" else None
             xi_enough = min(v for v in (xi_cap, sat, math.inf) if v is not None) if mode == "anneal" else math.inf
 
-            def total(z, xi1, xi2, we):
+            def total(xi1, xi2, we, attract):
+                """J: the energy of the merged problem (unary c_i D(x̄_i, μ_k), the ξ-weighted
+                constraints as signed Potts terms, λ per cluster), whose constant turns
+                "ξ1 w if apart" into J's "−ξ1 w if together" (``attract``: Σ ξ1 w) and adds
+                what merging took out."""
                 scat, ml_in, cl_in = offset_terms
-                return provider.objective() + pair_energy(z, we) + scat - xi1 * ml_in + xi2 * cl_in
+                sizes = provider.cluster_sizes()
+                return energy_value(provider._z, provider.assignment_cost(), pairs, we,
+                                    label_costs=np.full(len(sizes), lam), used=sizes > 0,
+                                    constant=scat - xi1 * ml_in + xi2 * cl_in - attract)
 
             history, before, xi_sched, n_changed, n_clusters = [], [], [], [], []
             stages = []
@@ -630,17 +642,18 @@ class RDPMeans(ClusteringEstimator):
                     if (xi1, xi2) != stage_xi:
                         stages.append({"first_pass": t, "xi1": xi1, "xi2": xi2})
                         stage_xi = (xi1, xi2)
-                    we = _effective(w, xi1, xi2)
-                    we_csr = _effective(w_csr, xi1, xi2)
-                    z = provider._z
                     same_xi = bool(xi_sched) and xi_sched[-1] == (xi1, xi2)
-                    J_before = history[-1] if same_xi else total(z, xi1, xi2, we)
+                    if not same_xi:
+                        we = _effective(w, xi1, xi2)
+                        w_adj = we[edge_ids]
+                        attract = we[(we > 0) & np.isfinite(we)].sum()
+                    J_before = history[-1] if same_xi else total(xi1, xi2, we, attract)
                     t0 = time.perf_counter()
-                    moved = provider.sweep(_visit_order(n_red, rng), indptr, indices, we_csr)
+                    moved = icm_births.sweep(provider, _visit_order(n_red, rng), (indptr, indices, w_adj), lam)
                     provider.refit()
                     sweep_seconds += time.perf_counter() - t0
                     z = provider._z
-                    J = total(z, xi1, xi2, we)
+                    J = total(xi1, xi2, we, attract)
                     history.append(J)
                     before.append(J_before)
                     xi_sched.append((xi1, xi2))

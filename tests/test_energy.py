@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphclust as gc
-from graphclust.energy import Energy
+from graphclust.energy import Energy, energy_value, potts_csr
 from graphclust.errors import InvalidConstraintError, InvalidParameterError
 
 inf = np.inf
@@ -139,6 +139,44 @@ def test_adjacency_lists_both_directions():
             for i in range(4)}
     assert nbrs == {0: [(2, 1.0)], 1: [(2, -2.0), (3, 3.0)], 2: [(0, 1.0), (1, -2.0)], 3: [(1, 3.0)]}
     assert (E.weights[eids] == weights).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(raw=raw_energies())
+def test_energy_value_from_raw_terms_matches_hand_formula(raw):
+    """energy_value, given each node's cost for its own label and the raw (unmerged,
+    parallel) pair terms, is the hand formula: what a provider-backed energy reports."""
+    U, terms, label_costs, tables, constant = raw
+    U = np.array(U, dtype=float)
+    edges = np.array([(u, v) for u, v, _ in terms], dtype=np.int64).reshape(-1, 2)
+    w = np.array([x for _, _, x in terms], dtype=float)
+    lc = None if label_costs is None else np.array(label_costs, dtype=float)
+    for z in labellings(*U.shape):
+        expected = hand_energy(U, terms, z, label_costs=label_costs, constant=constant)
+        got = energy_value(z, U[np.arange(len(z)), z], edges, w, label_costs=lc, constant=constant)
+        used = np.bincount(z, minlength=U.shape[1]) > 0
+        assert energy_value(z, U[np.arange(len(z)), z], edges, w, label_costs=lc, used=used,
+                            constant=constant) == got
+        assert energy_value(z, U[np.arange(len(z)), z].sum(), edges, w, label_costs=lc, constant=constant) == got
+        if np.isinf(expected):
+            assert got == expected
+        else:
+            assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_potts_csr_is_the_adjacency_of_the_energy():
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        n = int(rng.integers(2, 12))
+        pairs = np.array([p for p in itertools.combinations(range(n), 2)])
+        pairs = pairs[rng.random(len(pairs)) < 0.4]
+        w = rng.normal(size=len(pairs))
+        E = Energy(np.zeros((n, 2)), pairs[:, ::-1] if len(pairs) else None, w if len(w) else None)
+        got = potts_csr(E.edges, E.weights, n)
+        for a, b in zip(got, E.adjacency):
+            np.testing.assert_array_equal(a, b)
+        indptr, indices, weights, eids = got
+        assert all((np.diff(indices[indptr[i]:indptr[i + 1]]) > 0).all() for i in range(n))
 
 
 # ---------------------------------------------------------------------- finite()

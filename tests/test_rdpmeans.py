@@ -299,6 +299,144 @@ def test_blocked_layout_gives_a_local_minimum_in_the_callers_node_order(xi, monk
         assert delta >= -1e-9 * (1 + abs(J))
 
 
+# ---------------------------------------------------------------------- the energy
+def problem_energy(P, labels, xi1, xi2, lam, kind="sqeuclidean"):
+    """J as ``Energy.from_problem`` on the given problem: unary ``c_i D(x̄_i, μ_k)`` with
+    ``μ`` the count-weighted means of the labels, the constraints as signed Potts terms
+    ``ξ1·w`` / ``ξ2·w`` (hard ones stay infinite), ``λ`` per label, and the constant that
+    turns "ξ1 w if apart" into J's "−ξ1 w if together"."""
+    Y = P.X / P.counts[:, None]
+    c = P.counts.astype(float)
+    if kind == "kl":
+        Y = (P.X + 1e-3 * P.counts[:, None]) / (P.X.sum(1, keepdims=True) + 1e-3 * P.counts[:, None] * P.X.shape[1])
+    K = int(labels.max()) + 1
+    mu = np.stack([(c[labels == k, None] * Y[labels == k]).sum(0) / c[labels == k].sum() for k in range(K)])
+    U = c[:, None] * np.stack([divergence(Y, np.broadcast_to(m, Y.shape), kind) for m in mu], axis=1)
+    w = P.constraint_weights
+    with np.errstate(invalid="ignore"):  # 0 * inf where ξ = 0: hard terms are kept below
+        weights = np.where(np.isinf(w), w, np.where(w > 0, xi1 * w, xi2 * w))
+    constant = -xi1 * w[np.isfinite(w) & (w > 0)].sum()
+    E = gc.Energy.from_problem(P, U, smoothness=0.0, constraint_weights=weights, label_costs=np.full(K, lam),
+                               constant=constant)
+    return E.evaluate(labels)
+
+
+def random_side_info(rng, n, hard):
+    pairs = {tuple(sorted(p)) for p in rng.choice(n, size=(n, 2)).tolist() if p[0] != p[1]}
+    trip = [(a, b, float(rng.choice([-1.0, 1.0]) * rng.uniform(0.2, 2.0))) for a, b in sorted(pairs)]
+    if hard:  # chains of hard must-links (merged before clustering) and a hard cannot-link
+        trip = [t for t in trip if {t[0], t[1]} & {0, 1, 2, 3} == set()]
+        trip += [(0, 1, math.inf), (1, 2, math.inf), (3, n - 1, -math.inf)]
+    return gc.SideInfo(trip)
+
+
+@pytest.mark.parametrize("case", ["plain", "merged", "counts", "kl"])
+def test_history_and_objective_are_energy_evaluate(case):
+    """Every J that RDP-means reports (after each pass, and the objective) is
+    Energy.evaluate of the energy Energy.from_problem builds on the caller's problem:
+    hard must-links merged into counted nodes, nodes that stand for several points, soft
+    constraints inside merged groups and annealed ξ included."""
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        X, y = gc.datasets.make_blobs(36, 3, 2, separation=3.0, random_state=seed)
+        kind = "sqeuclidean"
+        if case == "kl":
+            X, y = histograms(seed, n_per=12)
+            kind = "kl"
+        S = random_side_info(rng, len(X), hard=case == "merged")
+        if case == "counts":  # node i stands for counts[i] points with mean X[i]
+            counts = rng.integers(1, 5, size=len(X))
+            P = gc.Problem.from_arrays(np.zeros((len(X), len(X))), X=X * counts[:, None], S=S, counts=counts)
+        else:
+            P = gc.Problem.from_array(X, S)
+        seen = []
+        params = dict(lam=0.05, xi=0.02, divergence="kl") if kind == "kl" else dict(lam=2.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # soft cannot-links inside merged groups
+            est = RDPMeans(random_state=seed, callback=lambda t, z, J: seen.append((z, J)), **params).fit(P)
+        if case == "merged":
+            assert est.result_.info["n_super_nodes"] < len(X)
+        xis = est.result_.info["xi_schedule"]
+        assert len(seen) == len(xis) == len(est.result_.history)
+        for (z, J), (xi1, xi2), h in zip(seen, xis, est.result_.history):
+            assert J == h
+            assert J == pytest.approx(problem_energy(P, z, xi1, xi2, est.lam_, kind), rel=1e-9, abs=1e-9)
+        assert est.result_.objective == pytest.approx(
+            problem_energy(P, est.labels_, *est.xi_, est.lam_, kind), rel=1e-9, abs=1e-9)
+
+
+def test_each_pass_is_one_sweep_of_icm_with_births(monkeypatch):
+    """The estimator's passes are the inference engine's sweeps, fed the energy's
+    adjacency and the birth cost λ."""
+    from graphclust.inference import icm_births
+
+    calls = []
+    sweep = icm_births.sweep
+
+    def spy(provider, order, adjacency, label_cost):
+        calls.append((len(order), len(adjacency[1]), label_cost))
+        return sweep(provider, order, adjacency, label_cost)
+
+    monkeypatch.setattr(icm_births, "sweep", spy)
+    X, y, S, P = blobs_problem(0)
+    est = RDPMeans(lam=4.0, xi=1.5, random_state=0).fit(P)
+    assert len(calls) == est.result_.info["iterations"] > 1
+    assert set(calls) == {(len(X), 2 * len(P.constraints), 4.0)}
+
+
+#: labels recorded from the provider's own kernel (main at 7f3c833), one character per
+#: node (chr(48 + label)), and the number of passes
+RECORDED = {
+    "anneal": (19, "0010012132222002120012212111032103002210"),
+    "fixed": (4, "0123456788866048580078859:57332238040974"),
+    "pq": (5, "0010012122222002120012212111002102000210"),
+    "dp": (4, "0010234144444224340014431331041104020112"),
+    "merged": (4, "0121304560704837968:5769;<9544224783:;53"),
+    "kl": (3, "001223314120030566556378537858"),
+    "blocked": (20, "00102210334453400252143032430410502501053555322133404500441524305404020402225001455"
+                    "42241251550543223445201025211002513102530031045050004553445420013402411313503141530155"
+                    "2030505205224253151013331351550"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECORDED))
+def test_seeds_give_the_labels_recorded_before_the_engine_moved(case, monkeypatch):
+    """The sweep moved from a kernel inside the provider to the inference engine: the
+    same seeds give the same labels and the same number of passes."""
+    X, y = gc.datasets.make_blobs(40, 3, 2, separation=3.0, random_state=0)
+    S = gc.SideInfo.sample(y, n_pairs=40, noise=0.2, random_state=0)
+    if case == "anneal":
+        est = RDPMeans(n_clusters=3, random_state=0).fit(X, S)
+    elif case == "fixed":
+        est = RDPMeans(lam=2.0, xi=(0.5, 1.5), random_state=1).fit(X, S)
+    elif case == "pq":
+        est = RDPMeans(n_clusters=3, xi="pq", p_link=0.9, random_state=2).fit(X, S)
+    elif case == "dp":
+        est = DPMeans(n_clusters=3, init="box", n_init=3, random_state=3).fit(X)
+    elif case == "merged":
+        rng = np.random.default_rng(4)
+        pairs = rng.choice(40, size=(25, 2))
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        w = rng.choice([-1, 1], len(pairs)) * rng.uniform(0.2, 2, len(pairs))
+        trip = [(int(a), int(b), float(x)) for (a, b), x in zip(pairs, w)]
+        trip += [(0, 5, math.inf), (5, 9, math.inf), (1, 30, -math.inf)]
+        est = RDPMeans(lam=1.5, xi=1.0, random_state=5).fit(X, gc.SideInfo(trip))
+    elif case == "kl":
+        Xh = np.random.default_rng(6).multinomial(50, [0.5, 0.3, 0.2], size=30).astype(float)
+        Xh[15:] = Xh[15:, ::-1]
+        Sh = gc.SideInfo.from_pairs(must=[(0, 20)], cannot=[(1, 2)])
+        est = RDPMeans(lam=0.02, xi=0.05, divergence="kl", random_state=6).fit(Xh, Sh)
+    else:  # large-problem layout (random node order, blocks), thresholds lowered
+        monkeypatch.setattr(rdpmeans, "_BLOCKED_FROM", 64)
+        monkeypatch.setattr(rdpmeans, "_BLOCK", 16)
+        X3, y3 = gc.datasets.make_blobs(200, 4, 3, separation=2.5, random_state=7)
+        S3 = gc.SideInfo.sample(y3, n_pairs=150, noise=0.1, random_state=7)
+        est = RDPMeans(n_clusters=4, random_state=7).fit(X3, S3)
+    passes, labels = RECORDED[case]
+    assert est.labels_.tolist() == [ord(ch) - 48 for ch in labels]
+    assert est.result_.info["iterations"] == passes
+
+
 # ---------------------------------------------------------------------- DP-means
 def test_dpmeans_finds_the_true_number_of_well_separated_blobs():
     for seed in range(6):

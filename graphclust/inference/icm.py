@@ -26,7 +26,7 @@ from numba import njit
 
 from .._utils import check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
-from ._local import REL_TOL, cheapest, improves, potts_pull
+from ._local import REL_TOL, cheapest, improves, label_costs, potts_pull
 from .base import InferenceResult, register_engine
 
 __all__ = ["icm", "icm_checkerboard"]
@@ -327,11 +327,7 @@ def _icm_sweep(U, indptr, indices, weights, t_ptr, t_id, t_other, t_side, tables
                 for k in range(K):
                     cost[k] += tables[t, zj, k]
         if has_lc:
-            for k in range(K):
-                if k != a and counts[k] == 0:
-                    cost[k] += lc[k]
-            if counts[a] == 1:
-                cost[a] += lc[a]
+            label_costs(cost, counts, lc, a, K)
         best = cheapest(cost, K)
         if best != a and improves(cost[best], cost[a], rel_tol):
             z[i] = best

@@ -1,12 +1,15 @@
 """DP-means' provider: centroid costs with a price for opening a cluster.
 
-:class:`DPCentroids` serves RDP-means and DP-means (ICM with births: its compiled sweep
-is one pass of their rule) and :class:`~graphclust.HMRF` (a centroid provider with a
-fixed label set). The sweep is the ICM engines' local update
-(:mod:`graphclust.inference._local`) over the provider's costs.
+:class:`DPCentroids` serves RDP-means and DP-means and :class:`~graphclust.HMRF` (a
+centroid provider with a fixed label set). For RDP-means and DP-means it is the
+incremental provider of ICM with births (:mod:`graphclust.inference.icm_births`): its
+state and four compiled hooks (take a node out and score it, put it in, Hamerly
+bounds, one exact score) are registered with that engine, which adds the constraint
+terms and the birth cost ``λ`` and takes the decisions.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -14,142 +17,128 @@ from scipy.special import xlogy
 
 from .._params import Integer, Options, Real
 from ..errors import InvalidFeaturesError, InvalidParameterError
-from ..inference._local import REL_TOL, cheapest, improves, potts_pull
+from ..inference import icm_births
+from ..inference.icm_births import register_provider
 from .base import CountParameter, NodePotentials, check_features
 from .centroids import Centroids
 
-__all__ = ["DPCentroids", "DIVERGENCES"]
+__all__ = ["DPCentroids", "DPState", "DIVERGENCES"]
 
 #: divergences DP-means is defined for (Bregman, the point first: the mean is the centroid)
 DIVERGENCES = ("sqeuclidean", "kl")
 
-#: bounds must prove a skip with this much room (rounding never decides a skip)
+#: the lower bounds are shrunk by this factor (rounding never decides a skip)
 _SAFE = 1.0 - 1e-9
-_MARGIN = 1e-9
 
 #: log of a zero centroid coordinate (KL): finite, so 0 * log stays 0
 _LOG_FLOOR = math.log(1e-300)
 
 
-# ====================================================================== kernels
-@njit(cache=True)
-def _dp_sweep(Y, c, base, sq, C, M, cterm, mass, z, nslots, order, start, indptr, indices, weights, lam,
-              rel_tol, cost, acc, ub, lb, k_pass):  # pragma: no cover - compiled
-    """One sequential pass with births over ``order[start:]``.
+# ====================================================================== numba form
+class DPState(NamedTuple):
+    """The provider's state for ICM with births (:mod:`graphclust.inference.icm_births`).
 
-    Divergences come from one product per node with the transposed centroid matrix
-    ``M`` (``d x cap``, contiguous over clusters, so the loop vectorises):
-    ``‖y‖² − 2 y·μ + ‖μ‖²`` on centred data (``sq``), or ``Σ y log y − y·log μ`` (KL).
-    Costs are exact changes of J at fixed centroids: node ``i`` is taken out of its
-    cluster, every cluster ``k`` costs ``c_i D(y_i, μ_k)`` (plus ``λ`` if ``k`` is
-    empty without ``i``) minus the signed weights of ``i``'s constraint partners in
-    ``k``; a new cluster costs ``λ`` and gets centroid ``y_i`` at once. The move rule is
-    the ICM engines' (:mod:`graphclust.inference._local`).
-
-    For squared distances a node is skipped when bounds prove that it cannot move
-    (Hamerly's test, with the constraint pulls added exactly): ``ub[i]`` bounds the
-    distance to its own centroid from above and ``lb[i]`` the distance to every other
-    cluster that existed when the pass began (the first ``k_pass``) from below;
-    clusters born since are measured directly. When staying costs at most
-    ``c_i ub² − pull_own`` and every other option at least that (``c_i lb² − pull_k``,
-    ``λ`` for a new cluster), with a margin, the node stays, which is the decision a full
-    evaluation takes; most nodes of a late pass are decided this way.
-
-    Returns ``(position reached, nslots, n_changed)``; stops early (position < len)
-    when the slot arrays are full, so the caller can grow them and resume.
+    ``z``, ``count``: labels and nodes per slot (the engine's). ``Y`` (``n x d``), ``c``,
+    ``base``: points (centred for squared distances), counts and ``‖y‖²`` or ``Σ y log y``
+    per node. ``C`` (``cap x d``) centroids, ``M`` (``d x cap``, contiguous over
+    clusters, so the scoring loop vectorises) their transpose (log for KL), ``cterm``
+    ``‖μ‖²`` per slot, ``mass`` the counts per slot, ``acc`` scratch that keeps the
+    last node's divergences, ``ub``/``lb`` Hamerly bounds per node (squared distances).
     """
-    n_order = order.shape[0]
-    cap = C.shape[0]
-    d = Y.shape[1]
-    factor = -2.0 if sq else -1.0
-    changed = 0
-    for p in range(start, n_order):
-        if nslots >= cap:
-            return p, nslots, changed
-        i = order[p]
-        a = z[i]
-        ci = c[i]
-        if sq and mass[a] > ci and ub[i] <= lb[i]:
-            # staying costs at most `stay`; any other cluster at least `other`
-            u, v = ub[i], lb[i] * _SAFE
-            pull_a, pull_max = 0.0, 0.0
-            if indptr[i] < indptr[i + 1]:
-                for q in range(indptr[i], indptr[i + 1]):
-                    zj = z[indices[q]]
-                    if zj >= 0:
-                        cost[zj] = 0.0
-                for q in range(indptr[i], indptr[i + 1]):
-                    zj = z[indices[q]]
-                    if zj >= 0:
-                        cost[zj] += weights[q]
-                for q in range(indptr[i], indptr[i + 1]):
-                    zj = z[indices[q]]
-                    if zj == a:
-                        pull_a = cost[zj]
-                    elif zj >= 0 and cost[zj] > pull_max:
-                        pull_max = cost[zj]
-            stay = ci * u * u - pull_a
-            room = _MARGIN * (1.0 + abs(stay))
-            if stay + room <= ci * v * v - pull_max and stay + room <= lam:
-                far = True
-                for k in range(k_pass, nslots):  # born in this pass: measured directly
-                    s = 0.0
-                    for f in range(d):
-                        t = Y[i, f] - C[k, f]
-                        s += t * t
-                    pull_k = 0.0
-                    for q in range(indptr[i], indptr[i + 1]):
-                        if z[indices[q]] == k:
-                            pull_k += weights[q]
-                    if not stay + room <= ci * s * _SAFE - pull_k:
-                        far = False
-                        break
-                if far:
-                    continue
-        mass[a] -= ci
-        for k in range(nslots):
-            acc[k] = 0.0
-        for f in range(d):
-            yf = Y[i, f]
-            for k in range(nslots):
-                acc[k] += yf * M[f, k]
-        bi = base[i]
-        for k in range(nslots):
-            D = max(bi + factor * acc[k] + cterm[k], 0.0)
-            acc[k] = D
-            cost[k] = ci * D
-        for k in range(nslots):
-            if mass[k] <= 0.0:
-                cost[k] += lam
-        cost[nslots] = lam
-        potts_pull(cost, z, indptr, indices, weights, i)
-        best = cheapest(cost, nslots + 1)
-        if best != a and improves(cost[best], cost[a], rel_tol):
-            changed += 1
-            if best == nslots:
-                for f in range(d):
-                    y = Y[i, f]
-                    C[best, f] = y
-                    if sq:
-                        M[f, best] = y
-                    else:
-                        M[f, best] = math.log(y) if y > 1e-300 else -690.7755278982137
-                cterm[best] = bi if sq else 0.0
-                acc[best] = 0.0
-                nslots += 1
-            z[i] = best
-            mass[best] += ci
-        else:
-            mass[a] += ci
-        if sq:  # exact distances were just computed: the tightest bounds
-            own = z[i]
-            second = np.inf
-            for k in range(nslots):
-                if k != own and acc[k] < second:
-                    second = acc[k]
-            ub[i] = math.sqrt(acc[own])
-            lb[i] = math.sqrt(second)
-    return n_order, nslots, changed
+
+    z: np.ndarray
+    count: np.ndarray
+    Y: np.ndarray
+    c: np.ndarray
+    base: np.ndarray
+    C: np.ndarray
+    M: np.ndarray
+    cterm: np.ndarray
+    mass: np.ndarray
+    acc: np.ndarray
+    ub: np.ndarray
+    lb: np.ndarray
+    sq: bool
+
+
+@njit(cache=True, inline="always")
+def _scores(ps, i, a, cost, n):  # pragma: no cover - compiled
+    """Take node ``i`` out of cluster ``a``; ``cost[k] = c_i D(y_i, μ_k)`` for ``k < n``
+    from one product with ``M`` (``‖y‖² − 2 y·μ + ‖μ‖²`` on centred data, or
+    ``Σ y log y − y·log μ``), and 0 for a new cluster (its centroid is ``y_i``). The
+    divergences stay in ``acc`` for :func:`_add`'s bounds."""
+    Y, M, acc, cterm = ps.Y, ps.M, ps.acc, ps.cterm
+    ci = ps.c[i]
+    ps.mass[a] -= ci
+    for k in range(n):
+        acc[k] = 0.0
+    for f in range(Y.shape[1]):
+        yf = Y[i, f]
+        for k in range(n):
+            acc[k] += yf * M[f, k]
+    bi = ps.base[i]
+    factor = -2.0 if ps.sq else -1.0
+    for k in range(n):
+        D = max(bi + factor * acc[k] + cterm[k], 0.0)
+        acc[k] = D
+        cost[k] = ci * D
+    cost[n] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _add(ps, i, k, new, n):  # pragma: no cover - compiled
+    """Put node ``i`` into cluster ``k`` (a new one gets centroid ``y_i``); for squared
+    distances the divergences just computed give the tightest bounds."""
+    Y, acc = ps.Y, ps.acc
+    if new:
+        for f in range(Y.shape[1]):
+            y = Y[i, f]
+            ps.C[k, f] = y
+            if ps.sq:
+                ps.M[f, k] = y
+            else:
+                ps.M[f, k] = math.log(y) if y > 1e-300 else _LOG_FLOOR
+        ps.cterm[k] = ps.base[i] if ps.sq else 0.0
+        acc[k] = 0.0
+    ps.mass[k] += ps.c[i]
+    if ps.sq:
+        second = np.inf
+        for kk in range(n):
+            if kk != k and acc[kk] < second:
+                second = acc[kk]
+        ps.ub[i] = math.sqrt(acc[k])
+        ps.lb[i] = math.sqrt(second)
+
+
+@njit(cache=True, inline="always")
+def _bounds(ps, i):  # pragma: no cover - compiled
+    """Hamerly's test with costs: ``ub[i]`` bounds the distance to the own centroid from
+    above and ``lb[i]`` the distance to every other cluster that existed when the pass
+    began from below; a new cluster costs nothing but its label cost."""
+    u, v = ps.ub[i], ps.lb[i]
+    if not (ps.sq and u <= v):
+        return np.inf, 0.0, 0.0
+    ci = ps.c[i]
+    v = v * _SAFE
+    return ci * u * u, ci * v * v, 0.0
+
+
+@njit(cache=True, inline="always")
+def _score(ps, i, k):  # pragma: no cover - compiled
+    """``c_i D(y_i, μ_k)`` for one cluster (the difference form for squared distances)."""
+    s = 0.0
+    if ps.sq:
+        for f in range(ps.Y.shape[1]):
+            t = ps.Y[i, f] - ps.C[k, f]
+            s += t * t
+    else:
+        for f in range(ps.Y.shape[1]):
+            s += ps.Y[i, f] * ps.M[f, k]
+        s = max(ps.base[i] - s, 0.0)
+    return ps.c[i] * s
+
+
+register_provider(DPState, scores=_scores, add=_add, bounds=_bounds, score=_score, cache=True)
 
 
 @njit(cache=True)
@@ -187,6 +176,7 @@ def _assignment_cost(Y, c, base, sq, C, M, z):  # pragma: no cover - compiled
                 s = 0.0
         total += c[i] * s
     return total
+
 
 def _entropy_rows(Y):
     """Σ_d y log y per row (0 log 0 = 0)."""
@@ -233,8 +223,15 @@ class DPCentroids(CountParameter, NodePotentials):
     taken at the centroids of the last M-step (``start`` or ``refit``), as in DP-means;
     a cluster opened by ``add(i, n_clusters)`` gets the centroid ``x̄_i`` at once. A
     cluster left empty costs ``c_i D + λ`` (joining it would pay for it again), so the
-    scores are exact changes of ``Σ_i c_i D(x̄_i, μ_{z_i}) + λ K``. :meth:`sweep` runs
-    a whole pass of the same rule, constraint terms included, in compiled code.
+    scores are exact changes of ``Σ_i c_i D(x̄_i, μ_{z_i}) + λ K``.
+
+    **Compiled path.** :attr:`state` (a :class:`DPState`), :attr:`n_slots` and
+    :meth:`grow` are what :func:`graphclust.inference.icm_births.sweep` drives: its
+    hooks score a node against every cluster with one product, put it in a cluster,
+    and skip the nodes whose Hamerly bounds prove they stay. :meth:`sweep` is that
+    engine with the birth cost ``λ``: a whole pass of the rule above, constraint terms
+    included. :meth:`assignment_cost` is the unary part of the energy of the labelling
+    (:func:`graphclust.energy.energy_value` adds the rest).
 
     **Batch path.** With a fixed label set (inside :class:`graphclust.HMRF`) this is
     :class:`~graphclust.potentials.Centroids` with the same divergence; ``λ`` plays no
@@ -357,7 +354,7 @@ class DPCentroids(CountParameter, NodePotentials):
         self._M = np.zeros((d, cap))
         self._cterm = np.zeros(cap)
         self._mass = np.zeros(cap)
-        self._cost = np.empty(cap + 1)
+        self._count = np.bincount(z, minlength=cap).astype(np.int64)
         self._acc = np.empty(cap + 1)
         # Hamerly bounds of the sweep (squared distances): none known yet
         self._ub = np.full(len(self._Y), np.inf)
@@ -372,17 +369,35 @@ class DPCentroids(CountParameter, NodePotentials):
         else:
             self._M[:, :K] = _log_floor(C).T
         self._n = K
+        self._n_bounded = K  # the clusters the lower bounds may cover (births since then: none)
         self._ub = np.full(len(self._Y), np.inf)  # centroids set from outside: the bounds no longer hold
 
-    def _grow(self):
+    def grow(self):
+        """Double the number of cluster slots (ICM with births calls it when they run out)."""
         cap = 2 * self._C.shape[0]
         d = self._C.shape[1]
         C, M, cterm, mass = np.zeros((cap, d)), np.zeros((d, cap)), np.zeros(cap), np.zeros(cap)
+        count = np.zeros(cap, dtype=np.int64)
         m = self._C.shape[0]
-        C[:m], M[:, :m], cterm[:m], mass[:m] = self._C, self._M, self._cterm, self._mass
-        self._C, self._M, self._cterm, self._mass = C, M, cterm, mass
-        self._cost = np.empty(cap + 1)
+        C[:m], M[:, :m], cterm[:m], mass[:m], count[:m] = self._C, self._M, self._cterm, self._mass, self._count
+        self._C, self._M, self._cterm, self._mass, self._count = C, M, cterm, mass, count
         self._acc = np.empty(cap + 1)
+
+    @property
+    def state(self):
+        """The incremental state as :class:`DPState` (views of the arrays, for the
+        compiled hooks)."""
+        return DPState(self._z, self._count, self._Y, self._c, self._base_term, self._C, self._M, self._cterm,
+                       self._mass, self._acc, self._ub, self._lb, self._sq)
+
+    @property
+    def n_slots(self):
+        """Cluster slots in use, empty ones included (until :meth:`refit`)."""
+        return self._n
+
+    @n_slots.setter
+    def n_slots(self, value):
+        self._n = int(value)
 
     # ------------------------------------------------------------------ batch
     def initialize(self, problem, seeds, rng):
@@ -441,6 +456,7 @@ class DPCentroids(CountParameter, NodePotentials):
         if k < 0:
             raise InvalidParameterError(f"node index {i} is not in a cluster; add it before removing it")
         self._mass[k] -= self._c[i]
+        self._count[k] -= 1
         self._z[i] = -1
 
     def add(self, i, k):
@@ -452,7 +468,7 @@ class DPCentroids(CountParameter, NodePotentials):
             raise InvalidParameterError(f"node index {i} is already in cluster {self._z[i]}; remove it first")
         if k == self._n:
             if self._n >= self._C.shape[0]:
-                self._grow()
+                self.grow()
             y = self._Y[i]
             self._C[k] = y
             self._M[:, k] = y if self._sq else _log_floor(y)
@@ -460,6 +476,7 @@ class DPCentroids(CountParameter, NodePotentials):
             self._cterm[k] = self._base_term[i] if self._sq else 0.0
             self._n += 1
         self._mass[k] += self._c[i]
+        self._count[k] += 1
         self._z[i] = k
 
     def scores(self, i):
@@ -477,7 +494,8 @@ class DPCentroids(CountParameter, NodePotentials):
         return out
 
     def sweep(self, order, indptr, indices, weights):
-        """One compiled pass of the sequential rule over the nodes in ``order``.
+        """One compiled pass of ICM with births over the nodes in ``order``
+        (:func:`graphclust.inference.icm_births.sweep` with the birth cost ``λ``).
 
         Each node takes the cheapest of :meth:`scores` minus the signed weights of its
         constraint partners in each cluster (CSR arrays ``indptr``, ``indices``,
@@ -486,19 +504,7 @@ class DPCentroids(CountParameter, NodePotentials):
         is strictly cheaper; ties go to the lowest cluster index, a new cluster last.
         Returns the number of nodes that moved.
         """
-        order = np.ascontiguousarray(order, dtype=np.int64)
-        pos, changed = 0, 0
-        self._n_at_sweep = k_pass = self._n
-        while pos < len(order):
-            pos, self._n, moved = _dp_sweep(
-                self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._cterm, self._mass, self._z,
-                self._n, order, pos, indptr, indices, weights, self.lam, REL_TOL, self._cost, self._acc,
-                self._ub, self._lb, k_pass,
-            )
-            changed += moved
-            if pos < len(order):
-                self._grow()
-        return changed
+        return icm_births.sweep(self, order, (indptr, indices, weights), self.lam)
 
     def refit(self):
         """M-step of the incremental path: centroids = means of the current clusters,
@@ -511,20 +517,29 @@ class DPCentroids(CountParameter, NodePotentials):
         self._z = remap[self._z]
         self._mass[:K] = mass[keep]
         self._mass[K:] = 0.0
+        self._count[:K] = self._count[keep]
+        self._count[K:] = 0
         new = sums[keep] / mass[keep, None]
         moved = np.sqrt(((new - self._C[keep]) ** 2).sum(axis=1)) if K else np.zeros(0)
-        born = self._n > getattr(self, "_n_at_sweep", self._n)
+        born = self._n > self._n_bounded
         ub, lb = self._ub, self._lb
         self._install(K, new)
         if self._sq and K and not born and np.isfinite(moved).all():
             # centroids moved by `moved`: the bounds widen by as much (triangle
-            # inequality); a cluster born in the sweep is in no lower bound yet
+            # inequality); a cluster born since the last M-step is in no lower bound yet
             self._ub = ub + moved[self._z]
             self._lb = np.maximum(lb - moved.max(), 0.0)
-        self._n_at_sweep = K
 
     def objective(self):
         """``Σ_i c_i D(x̄_i, μ_{z_i}) + λ K`` (``K`` = non-empty clusters) for the
         incremental state."""
-        total = _assignment_cost(self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._z)
-        return float(total + self.lam * np.count_nonzero(self._mass[: self._n] > 0))
+        return float(self.assignment_cost() + self.lam * np.count_nonzero(self._mass[: self._n] > 0))
+
+    def assignment_cost(self):
+        """``Σ_i c_i D(x̄_i, μ_{z_i})``: the unary part of the energy of the incremental
+        state (each node's cost for its own cluster, summed)."""
+        return float(_assignment_cost(self._Y, self._c, self._base_term, self._sq, self._C, self._M, self._z))
+
+    def cluster_sizes(self):
+        """Nodes per cluster slot ``(n_slots,)`` of the incremental state (a copy)."""
+        return self._count[: self._n].copy()
