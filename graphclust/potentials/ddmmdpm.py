@@ -204,14 +204,15 @@ class DDMMDPMGibbsState(NamedTuple):
     opened: np.ndarray
 
 
-# inlined (numba IR) into the hooks: a call that receives arrays unpacked from the
-# state costs reference-count updates for every array held across it
+# inlined (numba IR) into the hooks, and with them into the engine's kernel: no call
+# per item and member
 _node_log_prior_inline = njit(inline="always")(_node_log_prior.py_func)
 _pa_step_inline = njit(inline="always")(_pa_step.py_func)
 
 
-# Every hook unpacks the state first: reading NamedTuple fields by name inside numba code
-# that then calls other functions costs reference-count traffic per array and call.
+# Every hook unpacks the state first: outside the engine (which borrows the state's arrays),
+# reading NamedTuple fields by name in numba code that calls other functions costs
+# reference-count traffic per array and call.
 @njit(cache=True)
 def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     """Detach the block of item ``u`` from slot ``k_old`` (its mass out, ``θ_k`` shrunk
