@@ -126,6 +126,85 @@ def _node_log_prior(i, mode, use_max, pri, side, zn, size, active, n_active, wor
 
 
 @njit(cache=True)
+def _sparse_log_prior(i, use_max, pri, side, zn, active, n_active, work, mark, out):
+    """:func:`_node_log_prior` for the sparse prior (mode 2), working only on the
+    clusters that node ``i``'s neighbours and constraint partners are in: every other
+    active cluster gets the floor, ``log g̃ = lfloor[i]``, without the per-cluster
+    bookkeeping (with ~40 clusters and ~10 neighbours, most of the work). The same
+    floating-point operations in the same order as there, so the same values.
+    ``mark`` (one flag per slot, all False between calls) tells a cluster's first touch."""
+    LF, ptr, idx, lfv, lfloor = pri
+    sp_ptr, sp_idx, sp_w = side
+    acc1, acc2, ml, cl, veto = work
+    floor_i = lfloor[i] + 0.0  # what an untouched cluster gets there (the floor plus cl = 0)
+    for a in range(n_active):
+        out[active[a]] = floor_i
+    for e in range(ptr[i], ptr[i + 1]):
+        k = zn[idx[e]]
+        if k >= 0:
+            if not mark[k]:
+                mark[k] = True
+                acc1[k] = -np.inf
+                acc2[k] = 0.0
+                ml[k] = 0.0
+                cl[k] = 0.0
+                veto[k] = False
+            if lfv[e] > acc1[k]:
+                acc1[k] = lfv[e]
+    if not use_max:
+        for e in range(ptr[i], ptr[i + 1]):
+            k = zn[idx[e]]
+            if k >= 0 and acc1[k] > -np.inf:
+                acc2[k] += math.exp(lfv[e] - acc1[k])
+    for e in range(sp_ptr[i], sp_ptr[i + 1]):
+        k = zn[sp_idx[e]]
+        if k >= 0:
+            if not mark[k]:
+                mark[k] = True
+                acc1[k] = -np.inf
+                acc2[k] = 0.0
+                ml[k] = 0.0
+                cl[k] = 0.0
+                veto[k] = False
+            w = sp_w[e]
+            if w == -np.inf:
+                veto[k] = True
+            elif w > 0.0:
+                if use_max:
+                    if w > ml[k]:
+                        ml[k] = w
+                else:
+                    ml[k] += w
+            else:
+                cl[k] += w
+    for e in range(ptr[i], ptr[i + 1]):  # the touched clusters, each once
+        k = zn[idx[e]]
+        if k >= 0 and mark[k]:
+            mark[k] = False
+            out[k] = _touched_log_prior(k, lfloor[i], use_max, acc1, acc2, ml, cl, veto)
+    for e in range(sp_ptr[i], sp_ptr[i + 1]):
+        k = zn[sp_idx[e]]
+        if k >= 0 and mark[k]:
+            mark[k] = False
+            out[k] = _touched_log_prior(k, lfloor[i], use_max, acc1, acc2, ml, cl, veto)
+
+
+@njit(cache=True, inline="always")
+def _touched_log_prior(k, floor, use_max, acc1, acc2, ml, cl, veto):
+    """The last step of :func:`_node_log_prior` for one cluster of the sparse prior."""
+    lg = acc1[k]
+    if not use_max and lg > -np.inf:
+        lg += math.log(acc2[k])
+    lg = _log_combine(lg, floor, use_max)
+    if ml[k] > 0.0:
+        lg = _log_combine(lg, math.log(ml[k]), use_max)
+    lg += cl[k]
+    if veto[k]:
+        lg = -np.inf
+    return lg
+
+
+@njit(cache=True)
 def _dot(a, b):
     s = 0.0
     for d in range(a.shape[0]):
@@ -182,7 +261,8 @@ class DDMMDPMGibbsState(NamedTuple):
     scaled side information (``_node_log_prior``), the items, the likelihood
     parameters ``(β, λ, PA cap, shrink, margin, σ₀, phantom rival, reuse θ)``, the
     cluster weights, and per-item scratch (the prior of every active cluster, the
-    candidate ``θ_new`` and its squared norm)."""
+    candidate ``θ_new`` and its squared norm, the touched-cluster flags of
+    ``_sparse_log_prior``)."""
 
     mode: int
     use_max: bool
@@ -202,11 +282,13 @@ class DDMMDPMGibbsState(NamedTuple):
     tnew: np.ndarray
     tn_sq: np.ndarray
     opened: np.ndarray
+    mark: np.ndarray
 
 
 # inlined (numba IR) into the hooks, and with them into the engine's kernel: no call
 # per item and member
 _node_log_prior_inline = njit(inline="always")(_node_log_prior.py_func)
+_sparse_log_prior_inline = njit(inline="always")(_sparse_log_prior.py_func)
 _pa_step_inline = njit(inline="always")(_pa_step.py_func)
 
 
@@ -222,7 +304,7 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     the max-margin likelihood ``β x_uᵀθ_k − m_u λ‖θ_k‖²``, and last the new cluster's
     ``m_u log(α/N) + β x_uᵀθ_new − m_u λ‖θ_new‖²``."""
     (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
-     opened) = ps
+     opened, mark) = ps
     mem_ptr, mem_idx, cnt = items[0], items[1], items[4]
     D = theta.shape[1]
     if k_old >= 0:
@@ -246,7 +328,10 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
         prior[active[a]] = 0.0
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
         i = mem_idx[e]
-        _node_log_prior_inline(i, mode, use_max, pri, side, zn, size, active, n_active, work, lg)
+        if mode == _SPARSE:
+            _sparse_log_prior_inline(i, use_max, pri, side, zn, active, n_active, work, mark, lg)
+        else:
+            _node_log_prior_inline(i, mode, use_max, pri, side, zn, size, active, n_active, work, lg)
         c = cnt[i]
         for a in range(n_active):
             k = active[a]
@@ -270,7 +355,7 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
 def _gibbs_add(ps, u, k, new, active, n_active):
     """Attach the block (a new cluster takes ``θ_new``), then PA steps member by member."""
     (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
-     opened) = ps
+     opened, mark) = ps
     mem_ptr, mem_idx, Xn, xsq = items[0], items[1], items[2], items[3]
     if new:
         for d in range(theta.shape[1]):
@@ -307,13 +392,14 @@ class _ChainState:
         self.lg, self.prior, self.tnew = np.empty(cap), np.empty(cap), np.empty(D)
         self.tn_sq = np.zeros(1)
         self.opened = np.zeros(1, dtype=np.int64)
+        self.mark = np.zeros(cap, dtype=np.bool_)
 
     @property
     def state(self):
         m = self.model
         return DDMMDPMGibbsState(m.mode, m.use_max, self.log_new, m.pri, m.side, m.items, self.params, self.zn,
                                  self.theta, self.tsq, self.size, self.noise, self.work, self.lg, self.prior,
-                                 self.tnew, self.tn_sq, self.opened)
+                                 self.tnew, self.tn_sq, self.opened, self.mark)
 
     def grow(self, capacity):  # pragma: no cover - a slot per item and a spare always suffice
         raise AssertionError("a dd-MMDPM chain has a slot for every item")

@@ -52,6 +52,13 @@ RECORDED = {
         "011111111111111100001000",
         "000000010000000011111110",
     ], (1.0502255048791398,)),
+    "ddmmdpm-max-knn": ([
+        "010000001111112133333323",
+        "001120011111111133034333",
+        "001100002122222233333323",
+        "000000123133303322212222",
+        "000000001100111022222222",
+    ], (3.2980603418709995,)),
     "mmdpm": ([
         "012221213322313311142411",
         "012233242222522644442222",
@@ -82,6 +89,9 @@ def _fit(name, X, S):
     if name == "ddmmdpm-sum-knn":
         return gc.DDMMDPM(similarity="sum", distance="knn", n_neighbors=5, n_iter=8, burn_in=3,
                           random_state=7).fit(X, S)
+    if name == "ddmmdpm-max-knn":
+        return gc.DDMMDPM(similarity="max", distance="knn", n_neighbors=4, n_iter=8, burn_in=3,
+                          random_state=9).fit(X, S)
     return gc.MMDPM(n_iter=8, burn_in=3, random_state=8).fit(X, S)
 
 
