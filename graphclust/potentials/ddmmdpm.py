@@ -181,53 +181,55 @@ def _sparse_log_prior(i, use_max, pri, side, zn, active, n_active, work, mark, o
         k = zn[idx[e]]
         if k >= 0 and mark[k]:
             mark[k] = False
-            out[k] = _touched_log_prior(k, lfloor[i], use_max, acc1, acc2, ml, cl, veto)
+            out[k] = _touched_log_prior(acc1[k], acc2[k], ml[k], cl[k], veto[k], lfloor[i], use_max)
     for e in range(sp_ptr[i], sp_ptr[i + 1]):
         k = zn[sp_idx[e]]
         if k >= 0 and mark[k]:
             mark[k] = False
-            out[k] = _touched_log_prior(k, lfloor[i], use_max, acc1, acc2, ml, cl, veto)
+            out[k] = _touched_log_prior(acc1[k], acc2[k], ml[k], cl[k], veto[k], lfloor[i], use_max)
 
 
 @njit(cache=True, inline="always")
-def _touched_log_prior(k, floor, use_max, acc1, acc2, ml, cl, veto):
-    """The last step of :func:`_node_log_prior` for one cluster of the sparse prior."""
-    lg = acc1[k]
+def _touched_log_prior(top, mass, ml, cl, veto, floor, use_max):
+    """The last step of :func:`_node_log_prior` for one cluster of the sparse prior
+    (scalars: array arguments of an inlined function cost reference-count calls)."""
+    lg = top
     if not use_max and lg > -np.inf:
-        lg += math.log(acc2[k])
+        lg += math.log(mass)
     lg = _log_combine(lg, floor, use_max)
-    if ml[k] > 0.0:
-        lg = _log_combine(lg, math.log(ml[k]), use_max)
-    lg += cl[k]
-    if veto[k]:
+    if ml > 0.0:
+        lg = _log_combine(lg, math.log(ml), use_max)
+    lg += cl
+    if veto:
         lg = -np.inf
     return lg
 
 
 @njit(cache=True)
-def _dot(a, b):
-    s = 0.0
-    for d in range(a.shape[0]):
-        s += a[d] * b[d]
-    return s
-
-
-@njit(cache=True)
 def _pa_step(x, x_sq, k, theta, tsq, active, n_active, pa_cap, margin, phantom, tnew):
     """Multi-class PA-I step on the example ``(x, k)`` against the strongest rival
-    (a live cluster, or the unused candidate ``tnew`` when ``phantom``)."""
-    s_k = _dot(theta[k], x)
+    (a live cluster, or the unused candidate ``tnew`` when ``phantom``). The dot
+    products are written out over rows of ``theta`` (no row views, no calls): inlined
+    into the Gibbs engine, each view or call argument costs a reference-count call."""
+    D = x.shape[0]
+    s_k = 0.0
+    for d in range(D):
+        s_k += theta[k, d] * x[d]
     best = -np.inf
     r = -1
     for a in range(n_active):
         j = active[a]
         if j != k:
-            s = _dot(theta[j], x)
+            s = 0.0
+            for d in range(D):
+                s += theta[j, d] * x[d]
             if s > best:
                 best = s
                 r = j
     if phantom:
-        s = _dot(tnew, x)
+        s = 0.0
+        for d in range(D):
+            s += tnew[d] * x[d]
         if s > best:
             best = s
             r = -2
@@ -236,13 +238,17 @@ def _pa_step(x, x_sq, k, theta, tsq, active, n_active, pa_cap, margin, phantom, 
     loss = margin - s_k + best
     if loss > 0.0 and x_sq > 0.0:
         tau = min(pa_cap, loss / (2.0 * x_sq))
-        for d in range(x.shape[0]):
+        s = 0.0
+        for d in range(D):
             theta[k, d] += tau * x[d]
-        tsq[k] = _dot(theta[k], theta[k])
+            s += theta[k, d] * theta[k, d]
+        tsq[k] = s
         if r >= 0:
-            for d in range(x.shape[0]):
+            s = 0.0
+            for d in range(D):
                 theta[r, d] -= tau * x[d]
-            tsq[r] = _dot(theta[r], theta[r])
+                s += theta[r, d] * theta[r, d]
+            tsq[r] = s
 
 
 @njit(cache=True)
@@ -323,7 +329,10 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
         base_std = params[5]
         for d in range(D):
             tnew[d] = base_std * noise[pos, d]
-    tn_sq[0] = _dot(tnew, tnew)
+    s = 0.0
+    for d in range(D):
+        s += tnew[d] * tnew[d]
+    tn_sq[0] = s
     for a in range(n_active):
         prior[active[a]] = 0.0
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
