@@ -2,16 +2,21 @@
 inlined), loaded from numba's disk cache by a later process instead of being compiled
 again, and compiled afresh when a provider's source changes."""
 
+import gc as gc_module
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
+from numba import njit, types
+from numba.typed import List
 
 import graphclust as gc
 from graphclust.inference import gibbs
+from graphclust.inference.gibbs import GibbsChain
 
 ROOT = Path(gc.__file__).resolve().parent.parent
 
@@ -117,3 +122,46 @@ def test_an_edited_provider_is_compiled_afresh_not_loaded_stale(tmp_path):
     stat = module.stat()
     os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a later edit, whatever the clock
     assert run() == (8.0, 0, 1)  # the edit shows: compiled again, not the stale kernel
+
+
+class KeepState(NamedTuple):
+    arr: np.ndarray
+    kept: object  # numba.typed.List of arrays
+
+
+@njit
+def _keep_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
+    for a in range(n_active + 1):
+        out[a] = 0.0
+
+
+@njit
+def _keep_add(ps, u, k, new, active, n_active):
+    ps.kept.append(ps.arr)  # a borrowed array stored where it outlives the kernel call
+    ps.kept.append(ps.arr[1:])  # and a view of it
+
+
+gibbs.register_provider(KeepState, scores=_keep_scores, add=_keep_add)
+
+
+def test_a_borrowed_array_a_hook_keeps_is_counted_and_stays_alive():
+    # inside the kernels the state's arrays are not reference-counted; storing one (or a
+    # view) must still take a reference, so the list keeps it after its owner is gone
+    class Provider:
+        def __init__(self):
+            self.arr, self.kept = np.arange(5.0), List.empty_list(types.float64[:])
+
+        @property
+        def state(self):
+            return KeepState(self.arr, self.kept)
+
+    prov = Provider()
+    GibbsChain(prov, 3, 8).sweep(np.arange(3), np.full(3, 0.5), gibbs.no_side_information(3))
+    kept = prov.kept
+    del prov
+    gc_module.collect()
+    junk = [np.full(5, -7.0) for _ in range(2000)]  # reuse the memory, were the array freed
+    assert len(kept) == 6
+    for i in range(3):
+        assert np.array_equal(kept[2 * i], np.arange(5.0)) and np.array_equal(kept[2 * i + 1], np.arange(1.0, 5.0))
+    assert len(junk) == 2000
