@@ -300,44 +300,50 @@ def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, b
         nf = book[1]
         si = free[nf - 1]
         sj = free[nf - 2]
-        _reset(ps, si)
-        _reset(ps, sj)
-        _add(ps, i, si, False, active, book[0])
-        _add(ps, j, sj, False, active, book[0])
-        tmp[i] = 1
-        tmp[j] = 2
+        # each hook is called from as few places as possible: every call site is a copy of
+        # the hook's code, inlined (the compile time grows with them, not the run time)
+        for t in range(2):
+            _reset(ps, si if t == 0 else sj)
         logq = 0.0
-        n_j = 1
-        for a in range(ms):
-            u = members[a]
-            side_i = 0.0
-            side_j = 0.0
-            for e in range(adj_ptr[u], adj_ptr[u + 1]):
-                t = tmp[adj_idx[e]]
-                if t > 0:
-                    if t == 1:
-                        side_i += adj_w[e]
+        n_j = 0
+        for a in range(-2, ms):  # i and j seed the two clusters, then the members join
+            if a < 0:
+                u = i if a == -2 else j
+                go_i = a == -2
+            else:
+                u = members[a]
+                side_i = 0.0
+                side_j = 0.0
+                for e in range(adj_ptr[u], adj_ptr[u + 1]):
+                    t = tmp[adj_idx[e]]
+                    if t > 0:
+                        if t == 1:
+                            side_i += adj_w[e]
+                        else:
+                            side_j += adj_w[e]
+                li = 0.0
+                lj = 0.0
+                for t in range(2):
+                    lt = _score(ps, u, si if t == 0 else sj)
+                    if t == 0:
+                        li = lt + side_i
                     else:
-                        side_j += adj_w[e]
-            li = _score(ps, u, si) + side_i
-            lj = _score(ps, u, sj) + side_j
-            top = max(li, lj)
-            if top == -np.inf:
-                log_pi, log_pj = -np.inf, -np.inf
-            else:
-                lse = top + math.log(math.exp(li - top) + math.exp(lj - top))
-                log_pi, log_pj = li - lse, lj - lse
-            if split:
-                go_i = np.random.random() < math.exp(log_pi)
-            else:
-                go_i = z[u] == ki
+                        lj = lt + side_j
+                top = max(li, lj)
+                if top == -np.inf:
+                    log_pi, log_pj = -np.inf, -np.inf
+                else:
+                    lse = top + math.log(math.exp(li - top) + math.exp(lj - top))
+                    log_pi, log_pj = li - lse, lj - lse
+                if split:
+                    go_i = np.random.random() < math.exp(log_pi)
+                else:
+                    go_i = z[u] == ki
+                logq += log_pi if go_i else log_pj
+            _add(ps, u, si if go_i else sj, False, active, book[0])
             if go_i:
-                logq += log_pi
-                _add(ps, u, si, False, active, book[0])
                 tmp[u] = 1
             else:
-                logq += log_pj
-                _add(ps, u, sj, False, active, book[0])
                 tmp[u] = 2
                 n_j += 1
         # pairs that the split separates, and the merged cluster built from scratch
@@ -358,9 +364,13 @@ def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, b
         cross *= 0.5
         # log π(split) − log π(merged)
         delta = _split_delta(ps, si, sj, scratch) - cross
+        # the outcome: which slot's statistics become cluster ki's, and the slots emptied
+        src = -1
+        n_reset = 2
+        r0, r1, r2 = si, sj, sj
         if split:
             if math.log(np.random.random()) < delta - logq:
-                _copy(ps, si, ki)
+                src = si
                 free[nf - 2] = si  # sj leaves the free list, si stays on it
                 book[1] = nf - 1
                 active[book[0]] = sj
@@ -372,31 +382,30 @@ def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, b
                         z[u] = sj
                 count[sj] = n_j
                 count[ki] -= n_j
-                _reset(ps, si)
+                n_reset = 1
                 accepted += 1
-            else:
-                _reset(ps, si)
-                _reset(ps, sj)
-        else:
-            if not hard and math.log(np.random.random()) < logq - delta:
-                _copy(ps, scratch, ki)
-                for a in range(ms + 2):
-                    u = i if a == ms else (j if a == ms + 1 else members[a])
-                    if tmp[u] == 2:
-                        z[u] = ki
-                a = where[kj]
-                last = active[book[0] - 1]
-                active[a] = last
-                where[last] = a
-                book[0] -= 1
-                _reset(ps, kj)
-                count[ki] += count[kj]
-                count[kj] = 0
-                free[nf] = kj
-                book[1] = nf + 1
-                accepted += 1
-            _reset(ps, si)
-            _reset(ps, sj)
+        elif not hard and math.log(np.random.random()) < logq - delta:
+            src = scratch
+            for a in range(ms + 2):
+                u = i if a == ms else (j if a == ms + 1 else members[a])
+                if tmp[u] == 2:
+                    z[u] = ki
+            a = where[kj]
+            last = active[book[0] - 1]
+            active[a] = last
+            where[last] = a
+            book[0] -= 1
+            count[ki] += count[kj]
+            count[kj] = 0
+            free[nf] = kj
+            book[1] = nf + 1
+            r0, r1, r2 = kj, si, sj
+            n_reset = 3
+            accepted += 1
+        if src >= 0:
+            _copy(ps, src, ki)
+        for r in range(n_reset):
+            _reset(ps, r0 if r == 0 else (r1 if r == 1 else r2))
         for a in range(ms + 2):
             u = i if a == ms else (j if a == ms + 1 else members[a])
             tmp[u] = 0
