@@ -375,10 +375,12 @@ class HMRF(ClusteringEstimator):
         candidates = [(f, False) for f in CV_FACTORS]
         if closure and self.use_closure == "auto":
             candidates.insert(0, (1.0, True))
-        # each trial fit runs the same procedure as the final fit (with init=None, both
-        # starts): a candidate judged from the k-means start alone loses where only the
-        # neighbourhoods start finds the answer (a metric learnt from the constraints)
-        trial = self._trial()
+        # a provider that learns from the constraints (a metric) is tried from both
+        # default starts, as in the final fit: judged from the k-means start alone, a
+        # candidate loses where only the must-link neighbourhoods find the answer. Other
+        # providers' trials run from the k-means start only (half the fits)
+        both = self.init is None and getattr(self.potentials, "learns_from_constraints", False)
+        trial = self._trial() if both or start is None else self._trial().set_params(init=start)
         unconstrained = []  # factor 0 ignores the soft constraints: one fit serves every fold
 
         def fit_labels(cand, train, seed):

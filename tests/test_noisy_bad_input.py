@@ -54,13 +54,18 @@ def test_noisy_must_links_only(wine, method):
     """600 pairs, 10 % flipped, cannot-links dropped: the must-links chain into one
     component over most nodes, so the closure (and full strength) would merge the
     classes; random pairs stand in for the missing cannot-links in the cross-validation.
-    Before, HMRF scored F 0.50 here."""
+    Before, HMRF scored F 0.50 on the first draw."""
     X, y, f_kmeans = wine
-    S = must_links_only(gc.SideInfo.sample(y, n_pairs=600, noise=0.1, random_state=1))
-    assert gc.SideInfo.check(S).n_components == 1  # the constrained nodes form one group
-    est = DEFAULTS[method]().fit(X, S)
-    assert est.n_clusters_ == 3
-    assert gc.pairwise_f_measure(y, est.labels_) >= f_kmeans - 0.02
+    scores = []
+    for seed in (1, 2, 3):
+        S = must_links_only(gc.SideInfo.sample(y, n_pairs=600, noise=0.1, random_state=seed))
+        # one component holds most of the constrained nodes, across all three classes
+        report = gc.SideInfo.check(S)
+        assert max(map(len, report.components)) > 0.9 * len(report.nodes)
+        est = DEFAULTS[method]().fit(X, S)
+        assert est.n_clusters_ == 3
+        scores.append(gc.pairwise_f_measure(y, est.labels_))
+    assert min(scores) > 0.85 and np.mean(scores) >= f_kmeans - 0.02, scores
 
 
 def test_a_must_link_chain_through_every_node(wine):
