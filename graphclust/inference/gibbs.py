@@ -28,10 +28,7 @@ package's providers go into numba's disk cache (the public ``cache=True``) and l
 from it in later processes. ``docs/gibbs.md`` shows a provider written from scratch.
 """
 
-import hashlib
 import math
-import os
-from types import FunctionType
 
 import numpy as np
 from numba import njit, types
@@ -42,6 +39,8 @@ from numba.extending import intrinsic, lower_cast, register_model
 from .. import _sampling
 from .._sampling import release_slot, sample_log_weights
 from ..errors import InvalidParameterError
+from ._specialise import bind as bind_template
+from ._specialise import hook_space, source_stamp, state_tag
 
 __all__ = ["register_provider", "GibbsChain", "HOOKS", "SPLIT_MERGE_HOOKS"]
 
@@ -429,21 +428,12 @@ def _make_kernels(state_class, hooks, cache):
     keys a cached closure also by its contents, so an edited provider compiles afresh.
     Each provider's kernels have their own names, hence their own cache index, so
     loading them never imports another provider's state class."""
-    files = {_sampling.__file__} | {fn.py_func.__code__.co_filename for fn in hooks.values()}
-    stamp = []
-    for f in sorted(files):
-        st = os.stat(f) if os.path.exists(f) else None
-        stamp.append((f, st and st.st_mtime_ns, st and st.st_size))
-    stamp = int.from_bytes(hashlib.sha256(repr(stamp).encode()).digest()[:7], "little")
-    tag = f"{state_class.__module__}_{state_class.__qualname__}".replace(".", "_").replace("<", "").replace(">", "")
-
-    space = dict(globals())
-    space.update({_HOOK_NAMES[name]: njit(inline="always")(fn.py_func) for name, fn in hooks.items()})
+    stamp = source_stamp([_sampling.__file__] + [fn.py_func.__code__.co_filename for fn in hooks.values()])
+    tag = state_tag(state_class)
+    space = hook_space(globals(), {_HOOK_NAMES[name]: fn for name, fn in hooks.items()})
 
     def bind(fn, name, closure=None):
-        out = FunctionType(fn.__code__, space, name, fn.__defaults__, closure)
-        out.__qualname__ = f"{name}__{tag}"
-        return out
+        return bind_template(fn, space, name, tag, closure)
 
     space["_sweep_impl"] = njit(bind(_sweep_impl, "_sweep_impl"))
     space["_split_merge_impl"] = njit(bind(_split_merge_impl, "_split_merge_impl"))
