@@ -196,10 +196,40 @@ def test_defaults_recover_planted_blobs_where_the_old_defaults_fragment():
     assert old.n_clusters_ >= 30 and gc.ari(y, old.labels_) < 0.1
 
 
+def test_tempered_constraints_keep_neighbouring_blobs_apart():
+    """Issue #26: with the soft constraints at weight 1 the kernel term, scaled by
+    τ = 4, outweighs the ~46 cannot-links between neighbouring blobs and two of the
+    three are merged (ARI 0.57, 2 clusters); constraint_weight="tau" tempers the
+    constraints with the kernel and keeps the blobs apart."""
+    X, y = gc.datasets.make_blobs(90, 3, n_features=6, separation=4.0, random_state=1)
+    S = gc.SideInfo.sample(y, 60, random_state=1)
+    untempered = gc.DCP(tau=4.0, constraint_weight=1.0, random_state=0).fit(X, S)
+    assert untempered.n_clusters_ <= 2 and gc.ari(y, untempered.labels_) < 0.7
+    est = gc.DCP(tau=4.0, constraint_weight="tau", random_state=0).fit(X, S)
+    assert est.result_.info["constraint_weight"] == 4.0
+    assert est.n_clusters_ == 3 and gc.ari(y, est.labels_) > 0.9
+
+
+def test_constraint_weight_scales_the_soft_constraints_exactly(global_random_seed):
+    """The sampler at τ = 1.5 with constraint_weight="tau" samples the DCP whose soft
+    weights are multiplied by 1.5 (exact enumeration); hard constraints unchanged."""
+    X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
+    tau, ell = 1.5, 1.0
+    S = gc.SideInfo([(1, 4, -np.inf), (2, 3, 0.7), (0, 3, -0.5)])
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, constraint_weight="tau", n_iter=2500, burn_in=100,
+                 random_state=global_random_seed).fit(X, S)
+    K = _se_kernel(X, np.array([ell]), 1e-6)
+    exact = exact_posterior(K, tau, 5, cannot=[(1, 4)], soft=[(2, 3, 0.7 * tau), (0, 3, -0.5 * tau)])
+    assert tv(empirical(est.samples_), exact) < 0.05
+    unscaled = exact_posterior(K, tau, 5, cannot=[(1, 4)], soft=[(2, 3, 0.7), (0, 3, -0.5)])
+    assert tv(exact, unscaled) > 0.05  # the test can tell the two apart
+
+
 def test_tau_auto_without_constraints_is_the_fallback():
     X, _ = blobs(5, 7)
     est = gc.DCP(n_iter=10, random_state=0).fit(X)
     assert est.tau_ == 4.0 and "tau_cv" not in est.result_.info
+    assert est.result_.info["constraint_weight"] == 1.0
     assert not est.result_.info["tau"][0].std()  # not learnt by default
 
 
@@ -374,6 +404,7 @@ def test_provider_in_hmrf():
     ({"tau": -1.0}, "tau of DCP must be > 0"),
     ({"tau": "hot"}, "tau of DCP must be 'auto' or a number > 0"),
     ({"split_merge": -1}, "split_merge of DCP"),
+    ({"constraint_weight": "auto"}, "constraint_weight of DCP must be 'tau' or a number >= 0"),
     ({"kernel": "rbf"}, "kernel of DCP must be one of"),
     ({"burn_in": 10, "n_iter": 10}, "burn_in of DCP"),
 ])
