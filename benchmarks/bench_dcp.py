@@ -93,7 +93,8 @@ def speed(args):
     X, y = gc.datasets.make_blobs(n_samples=n, n_clusters=5, n_features=d, random_state=0)
     Xs = (X - X.mean(0)) / X.std(0)
     ell = gc.dcp._default_lengthscale(Xs)
-    kw = dict(tau=2.0, lengthscale=ell, learn_tau=False, learn_lengthscale=False, n_iter=args.sweeps, burn_in=0)
+    kw = dict(tau=2.0, lengthscale=ell, learn_tau=False, learn_lengthscale=False, split_merge=0, n_iter=args.sweeps,
+              burn_in=0)
     # 3 labelled points per blob, no labels, and a long lengthscale (the chain collapses to
     # one cluster: the worst case, O(n^3) per sweep)
     firsts = np.concatenate([np.flatnonzero(y == c)[:3] for c in range(5)])

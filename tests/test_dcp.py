@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import graphclust as gc
+from graphclust.bayesian import SamplerItems
+from graphclust.dcp import _SplitMerge
 from graphclust.potentials.dcp import _no_adjacency, _partition_logdet, _se_kernel, _singleton_items, _Store
 from graphclust.errors import InfeasibleConstraintsError, InvalidFeaturesError, InvalidParameterError
 
@@ -113,7 +115,7 @@ def test_gibbs_matches_exact_enumeration_unconstrained(global_random_seed):
     X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
     tau, ell = 1.5, 0.8
     est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, learn_tau=False, learn_lengthscale=False,
-                 n_iter=12000, burn_in=200, random_state=global_random_seed).fit(X)
+                 split_merge=0, n_iter=12000, burn_in=200, random_state=global_random_seed).fit(X)
     K = _se_kernel(X, np.array([ell]), 1e-6)
     exact = exact_posterior(K, tau, 5)
     assert tv(empirical(est.samples_), exact) < 0.04
@@ -131,10 +133,104 @@ def test_gibbs_matches_exact_enumeration_with_constraints(global_random_seed):
     tau, ell = 1.0, 1.0
     S = gc.SideInfo([(0, 1, np.inf), (1, 4, -np.inf), (2, 3, 0.7)])
     est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, learn_tau=False, learn_lengthscale=False,
-                 n_iter=10000, burn_in=200, random_state=global_random_seed).fit(X, S)
+                 split_merge=0, n_iter=10000, burn_in=200, random_state=global_random_seed).fit(X, S)
     K = _se_kernel(X, np.array([ell]), 1e-6)
     exact = exact_posterior(K, tau, 5, must=[(0, 1)], cannot=[(1, 4)], soft=[(2, 3, 0.7)])
     assert tv(empirical(est.samples_), exact) < 0.04
+
+
+def test_split_merge_moves_keep_the_exact_posterior(global_random_seed):
+    """Split-merge proposals dominating the sweeps (20 per sweep) still sample
+    Π det(K_C)^(-τ) · exp(Σ w) within the hard constraints: block (0, 1), hard
+    cannot-link (1, 4), soft must-link (2, 3) and soft cannot-link (0, 3). A wrong
+    proposal ratio (dropping log q) gives a total variation of about 0.27 on the
+    unconstrained version of this problem."""
+    X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
+    tau, ell = 1.0, 1.0
+    S = gc.SideInfo([(0, 1, np.inf), (1, 4, -np.inf), (2, 3, 0.7), (0, 3, -0.5)])
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, split_merge=20, n_iter=2500, burn_in=100,
+                 random_state=global_random_seed).fit(X, S)
+    K = _se_kernel(X, np.array([ell]), 1e-6)
+    exact = exact_posterior(K, tau, 5, must=[(0, 1)], cannot=[(1, 4)], soft=[(2, 3, 0.7), (0, 3, -0.5)])
+    assert tv(empirical(est.samples_), exact) < 0.05
+    info = est.result_.info
+    assert 0.0 < info["accept_split"] < 1.0 and 0.0 < info["accept_merge"] < 1.0
+
+
+def test_split_merge_separates_far_groups_that_gibbs_leaves_merged():
+    """Issue #26: two far blobs in one cluster, 16 soft cannot-links across. Far
+    apart they are independent under the kernel, so merged and split have the same
+    determinants and the cannot-links favour the split by e^16; yet single-node Gibbs
+    moves never separate them (each node is held by its blob), while a split proposal
+    is accepted within a few moves."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0.0, 0.3, (8, 2)), rng.normal(8.0, 0.3, (8, 2))])
+    y = np.repeat([0, 1], 8)
+    cannot = [(i, 8 + (i + j) % 8) for i in range(8) for j in range(2)]
+    P = gc.Problem.from_array(X, gc.SideInfo.from_pairs(cannot=cannot, weight=1.0))
+    items = SamplerItems(P)
+    st = _Store(_se_kernel(X, np.array([1.0]), 1e-6), items.ptr, items.members, 1e-6)
+    st.set_labels(np.zeros(16, dtype=np.int64))
+    for _ in range(50):
+        st.sweep(rng.permutation(16), rng.random(16), items.side, 4.0)
+    assert st.n_clusters == 1
+    moves = _SplitMerge(16, items.ptr, items.members, items.side)
+    for _ in range(30):
+        moves.move(st, 4.0, rng)
+    assert gc.ari(y, st.node_labels()) == 1.0
+    assert moves.accepted[0] >= 1
+
+
+def test_defaults_recover_planted_blobs_where_the_old_defaults_fragment():
+    """Issue #26: three blobs of 40 points in 6 dimensions, 120 soft constraints from
+    the truth with 10 % flipped. The old defaults (τ = 1 and the lengthscale learnt,
+    Gibbs sweeps only) break them into dozens of small clusters; the defaults (τ
+    chosen on held-out constraints, split-merge moves) keep the blobs apart with a
+    few stray points."""
+    X, y = gc.datasets.make_blobs(120, 3, n_features=6, separation=5.0, random_state=1)
+    S = gc.SideInfo.sample(y, 120, noise=0.1, random_state=1)
+    est = gc.DCP(random_state=0).fit(X, S)
+    assert gc.ari(y, est.labels_) > 0.6 and est.n_clusters_ <= 12
+    assert est.result_.info["tau_start"] in (2.0, 4.0, 8.0) and "tau_cv" in est.result_.info
+    old = gc.DCP(tau=1.0, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=200, random_state=0).fit(X, S)
+    assert old.n_clusters_ >= 30 and gc.ari(y, old.labels_) < 0.1
+
+
+def test_tempered_constraints_keep_neighbouring_blobs_apart():
+    """Issue #26: with the soft constraints at weight 1 the kernel term, scaled by
+    τ = 4, outweighs the ~46 cannot-links between neighbouring blobs and two of the
+    three are merged (ARI 0.57, 2 clusters); constraint_weight="tau" tempers the
+    constraints with the kernel and keeps the blobs apart."""
+    X, y = gc.datasets.make_blobs(90, 3, n_features=6, separation=4.0, random_state=1)
+    S = gc.SideInfo.sample(y, 60, random_state=1)
+    untempered = gc.DCP(tau=4.0, constraint_weight=1.0, random_state=0).fit(X, S)
+    assert untempered.n_clusters_ <= 2 and gc.ari(y, untempered.labels_) < 0.7
+    est = gc.DCP(tau=4.0, constraint_weight="tau", random_state=0).fit(X, S)
+    assert est.result_.info["constraint_weight"] == 4.0
+    assert est.n_clusters_ == 3 and gc.ari(y, est.labels_) > 0.9
+
+
+def test_constraint_weight_scales_the_soft_constraints_exactly(global_random_seed):
+    """The sampler at τ = 1.5 with constraint_weight="tau" samples the DCP whose soft
+    weights are multiplied by 1.5 (exact enumeration); hard constraints unchanged."""
+    X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
+    tau, ell = 1.5, 1.0
+    S = gc.SideInfo([(1, 4, -np.inf), (2, 3, 0.7), (0, 3, -0.5)])
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, constraint_weight="tau", n_iter=2500, burn_in=100,
+                 random_state=global_random_seed).fit(X, S)
+    K = _se_kernel(X, np.array([ell]), 1e-6)
+    exact = exact_posterior(K, tau, 5, cannot=[(1, 4)], soft=[(2, 3, 0.7 * tau), (0, 3, -0.5 * tau)])
+    assert tv(empirical(est.samples_), exact) < 0.05
+    unscaled = exact_posterior(K, tau, 5, cannot=[(1, 4)], soft=[(2, 3, 0.7), (0, 3, -0.5)])
+    assert tv(exact, unscaled) > 0.05  # the test can tell the two apart
+
+
+def test_tau_auto_without_constraints_is_the_fallback():
+    X, _ = blobs(5, 7)
+    est = gc.DCP(n_iter=10, random_state=0).fit(X)
+    assert est.tau_ == 4.0 and "tau_cv" not in est.result_.info
+    assert est.result_.info["constraint_weight"] == 1.0
+    assert not est.result_.info["tau"][0].std()  # not learnt by default
 
 
 # ---------------------------------------------------------------------------- constraints
@@ -163,11 +259,12 @@ def test_semi_supervised_blobs_and_prediction():
 
 def test_reproducible_and_seed_dependent():
     X, _ = blobs(6, 2)
-    a = gc.DCP(n_iter=20, n_aux_sweeps=1, random_state=3).fit(X)
-    b = gc.DCP(n_iter=20, n_aux_sweeps=1, random_state=3).fit(X)
+    kw = dict(learn_tau=True, learn_lengthscale=True, n_iter=20, n_aux_sweeps=1)  # the exchange moves draw too
+    a = gc.DCP(random_state=3, **kw).fit(X)
+    b = gc.DCP(random_state=3, **kw).fit(X)
     np.testing.assert_array_equal(a.samples_, b.samples_)
     np.testing.assert_array_equal(a.result_.info["tau"], b.result_.info["tau"])
-    c = gc.DCP(n_iter=20, n_aux_sweeps=1, random_state=4).fit(X)
+    c = gc.DCP(random_state=4, **kw).fit(X)
     assert not np.array_equal(a.result_.info["tau"], c.result_.info["tau"])
 
 
@@ -187,8 +284,8 @@ def test_exchange_on_the_delta_kernel_samples_the_tau_prior():
     """K = I gives f(S) = 1 for every partition: the exchange chain over τ must then
     target the prior, log τ ~ N(0.5, 0.8²)."""
     n = 6
-    est = gc.DCP(kernel=np.eye(n), tau_prior=(0.5, 0.8), n_aux_sweeps=1, n_iter=3000, burn_in=300,
-                 random_state=1).fit(np.zeros((n, 1)))
+    est = gc.DCP(kernel=np.eye(n), tau=1.0, learn_tau=True, split_merge=0, tau_prior=(0.5, 0.8), n_aux_sweeps=1,
+                 n_iter=3000, burn_in=300, random_state=1).fit(np.zeros((n, 1)))
     kept = np.log(est.result_.info["tau"][0, 300:])
     assert kept.mean() == pytest.approx(0.5, abs=0.15)
     assert kept.std() == pytest.approx(0.8, abs=0.15)
@@ -202,8 +299,9 @@ def test_exchange_without_labels_samples_the_prior():
     auxiliary draws (4 points, 10 sweeps) the exchange chain must recover
     log τ ~ N(0.3, 0.7²) and log ℓ ~ N(log 1, 0.5²)."""
     X = np.array([[0.0, 0.0], [0.5, 0.2], [1.5, 1.0], [2.5, 2.2]])
-    est = gc.DCP(lengthscale=1.0, standardize=False, tau_prior=(0.3, 0.7), lengthscale_prior_sd=0.5,
-                 n_aux_sweeps=8, n_iter=3000, burn_in=300, random_state=0).fit(X)
+    est = gc.DCP(tau=1.0, lengthscale=1.0, standardize=False, learn_tau=True, learn_lengthscale=True,
+                 split_merge=0, tau_prior=(0.3, 0.7), lengthscale_prior_sd=0.5, n_aux_sweeps=8, n_iter=3000,
+                 burn_in=300, random_state=0).fit(X)
     info = est.result_.info
     log_tau, log_ell = np.log(info["tau"][0, 300:]), np.log(info["lengthscale"][0, 300:, 0])
     assert log_tau.mean() == pytest.approx(0.3, abs=0.15) and log_tau.std() == pytest.approx(0.7, abs=0.15)
@@ -224,15 +322,15 @@ def test_exchange_moves_the_lengthscale_towards_a_planted_value(ell0):
         st.sweep(rng.permutation(n), rng.random(n), _no_adjacency(n), 2.0)
     z = st.node_labels()
     S = gc.SideInfo.from_labels({i: int(z[i]) for i in range(n) if i % 4})
-    est = gc.DCP(tau=2.0, learn_tau=False, lengthscale=ell0, standardize=False, lengthscale_prior_sd=2.0,
-                 n_iter=300, n_aux_sweeps=3, random_state=0).fit(X, S)
+    est = gc.DCP(tau=2.0, learn_tau=False, learn_lengthscale=True, split_merge=0, lengthscale=ell0,
+                 standardize=False, lengthscale_prior_sd=2.0, n_iter=300, n_aux_sweeps=3, random_state=0).fit(X, S)
     start, learnt = abs(np.log(ell0 / ell_star)), abs(np.log(est.lengthscale_[0] / ell_star))
     assert learnt < 0.25 * start
 
 
 def test_exchange_learns_a_lengthscale_and_traces():
     X, y = blobs(10, 4)
-    est = gc.DCP(ard=True, n_iter=40, n_aux_sweeps=2, random_state=0).fit(X)
+    est = gc.DCP(ard=True, learn_tau=True, learn_lengthscale=True, n_iter=40, n_aux_sweeps=2, random_state=0).fit(X)
     info = est.result_.info
     assert info["lengthscale"].shape == (1, 40, 2) and est.lengthscale_.shape == (2,)
     assert 0.0 <= info["accept_lengthscale"] <= 1.0 and 0.0 <= info["accept_tau"] <= 1.0
@@ -304,6 +402,9 @@ def test_provider_in_hmrf():
     ({"lengthscale": "wide"}, "lengthscale of DCP must be None, a number > 0"),
     ({"tau": 0.0}, "tau of DCP must be > 0"),
     ({"tau": -1.0}, "tau of DCP must be > 0"),
+    ({"tau": "hot"}, "tau of DCP must be 'auto' or a number > 0"),
+    ({"split_merge": -1}, "split_merge of DCP"),
+    ({"constraint_weight": "auto"}, "constraint_weight of DCP must be 'tau' or a number >= 0"),
     ({"kernel": "rbf"}, "kernel of DCP must be one of"),
     ({"burn_in": 10, "n_iter": 10}, "burn_in of DCP"),
 ])

@@ -336,6 +336,69 @@ def test_planted_blobs_are_recovered_and_summaries_consistent():
     assert gc.ari(last.labels_, est.samples_[-1]) == 1.0
 
 
+# ---------------------------------------------------------------------------- defaults (issue #26)
+def test_default_similarity_sum_where_the_old_max_fragments():
+    """Issue #26: the default similarity is g_sum, chosen by measurement
+    (docs/ddmmdpm.md): four 2-D blobs with 200 soft constraints (10 % flipped), the
+    defaults find the four blobs; g_max at λ = 0.5 with the constraints at full
+    strength (the old defaults) scatters them over a dozen clusters."""
+    X, y = gc.datasets.make_blobs(120, 4, n_features=2, separation=4.0, random_state=1)
+    X = (X - X.mean(0)) / X.std(0)
+    S = gc.SideInfo.sample(y, 200, noise=0.1, random_state=1)
+    est = DDMMDPM(random_state=0).fit(X, S)
+    assert est.similarity == "sum"
+    assert gc.ari(y, est.labels_) > 0.75 and 3 <= est.n_clusters_ <= 6
+    old = DDMMDPM(similarity="max", lam=0.5, constraint_weight=1.0, n_iter=200, random_state=0).fit(X, S)
+    assert old.n_clusters_ >= 10 and gc.ari(y, old.labels_) < 0.3
+
+
+def test_auto_lam_and_constraint_weight_are_chosen_on_held_out_constraints():
+    """Issue #26: ``lam`` and ``constraint_weight`` "auto" are the pair of the grid
+    whose fits keep the most held-out soft constraints, recorded in ``result_.info``.
+    Three 12-D blobs (standardised, as wine) collapse to two clusters at the fallback
+    λ = 0.5; the chosen pair keeps the three apart."""
+    X, y = gc.datasets.make_blobs(90, 3, n_features=12, separation=8.0, random_state=2)
+    X = (X - X.mean(0)) / X.std(0)
+    S = gc.SideInfo.sample(y, 200, random_state=2)
+    est = DDMMDPM(random_state=0).fit(X, S)
+    cv = est.result_.info["constraint_cv"]
+    assert len(cv) == 9
+    best = max(cv, key=cv.get)
+    assert best == f"lam={est.lam_:.4g}, constraint_weight={est.constraint_weight_:.4g}"
+    assert est.result_.info["lam"] == est.lam_
+    assert gc.ari(y, est.labels_) > 0.7
+    fixed = DDMMDPM(lam=0.5, constraint_weight=1.0, random_state=0).fit(X, S)
+    assert gc.ari(y, fixed.labels_) < 0.5 and fixed.n_clusters_ <= 2
+    # only the parameter left "auto" is searched
+    one = DDMMDPM(lam=0.5, n_iter=20, random_state=0).fit(X, S)
+    assert len(one.result_.info["constraint_cv"]) == 3 and one.lam_ == 0.5
+
+
+def test_auto_falls_back_without_enough_constraints():
+    X, _ = blobs()
+    est = DDMMDPM(n_iter=10, random_state=0).fit(X)
+    assert est.lam_ == 0.5 and est.constraint_weight_ == 1.0 and "constraint_cv" not in est.result_.info
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 20)])
+    est = DDMMDPM(n_iter=10, random_state=0).fit(X, S)
+    assert est.lam_ == 0.5 and "constraint_cv" not in est.result_.info
+    assert MMDPM(lam="auto", constraint_weight="auto", n_iter=10, random_state=0).fit(X).lam_ == 0.5
+
+
+def test_constraint_weight_scales_the_soft_constraints_only():
+    """The factor multiplies ``ml_strength`` and ``cl_penalty``; hard cannot-links
+    still veto."""
+    X = np.array([[0.0], [0.1], [0.2], [3.0]])
+    S = gc.SideInfo([(0, 1, -2.0), (0, 2, 1.5), (0, 3, -np.inf)])
+    P = gc.Problem.from_array(X, S)
+    est = DDMMDPM(constraint_weight=0.25, cl_penalty=0.8, ml_strength=2.0)
+    pot = est._potentials()
+    assert pot.cl_penalty == pytest.approx(0.2) and pot.ml_strength == pytest.approx(0.5)
+    model = pot.model(P)
+    ptr, idx, w = model.side
+    got = dict(zip(idx[ptr[0]:ptr[1]].tolist(), w[ptr[0]:ptr[1]].tolist()))
+    assert got == {1: pytest.approx(-0.4), 2: pytest.approx(0.75), 3: -np.inf}
+
+
 def test_provider_in_hmrf():
     X, y = blobs(n_per=10)
     est = gc.HMRF(DDMMDPMPotentials(3), inference="icm", random_state=0).fit(X)
@@ -370,6 +433,8 @@ def test_distance_matrix_errors_name_the_entry():
 
 
 @pytest.mark.parametrize("params, match", [
+    ({"lam": "big"}, "lam of DDMMDPM must be 'auto' or a number >= 0"),
+    ({"constraint_weight": -1.0}, "constraint_weight of DDMMDPM must be >= 0"),
     ({"similarity": "min"}, "similarity of DDMMDPM must be 'max' or 'sum'"),
     ({"distance": "cosine"}, "distance of DDMMDPM must be"),
     ({"gamma": 0.0}, "gamma of DDMMDPM must be > 0"),

@@ -49,8 +49,11 @@ CONFIGS = {
                                                                   init="sequential", learn_alpha=True,
                                                                   random_state=1)),
     "tvclust-multinomial": (counts_problem, lambda: gc.TVClust("multinomial", n_iter=8, burn_in=2, random_state=2)),
-    "dcp": (mixed_problem, lambda: gc.DCP(n_iter=8, burn_in=2, n_chains=2, random_state=0)),
-    "ddmmdpm-max": (mixed_problem, lambda: gc.DDMMDPM(n_iter=8, burn_in=2, n_chains=2, random_state=0)),
+    # DCP and DDMMDPM with the defaults the draws were recorded at (issue #26 changed them)
+    "dcp": (mixed_problem, lambda: gc.DCP(tau=1.0, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8,
+                                          burn_in=2, n_chains=2, random_state=0)),
+    "ddmmdpm-max": (mixed_problem, lambda: gc.DDMMDPM(similarity="max", lam=0.5, constraint_weight=1.0, n_iter=8,
+                                                      burn_in=2, n_chains=2, random_state=0)),
     "ddmmdpm-sum-knn": (mixed_problem, lambda: gc.DDMMDPM(similarity="sum", distance="knn", n_neighbors=4,
                                                           n_iter=8, burn_in=2, random_state=3)),
     "mmdpm": (mixed_problem, lambda: gc.MMDPM(n_iter=8, burn_in=2, random_state=4)),

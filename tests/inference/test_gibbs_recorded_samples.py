@@ -83,7 +83,9 @@ def _fit(name, X, S):
     if name == "tvclust-diag":
         return gc.TVClust("gaussian-diag", n_iter=8, burn_in=3, random_state=4).fit(X, S)
     if name == "dcp":
-        return gc.DCP(tau=0.5, n_iter=8, burn_in=3, random_state=5).fit(X, S)
+        # the defaults the draws were recorded under (before issue #26)
+        return gc.DCP(tau=0.5, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8, burn_in=3,
+                      random_state=5).fit(X, S)
     if name == "ddmmdpm-max":
         return gc.DDMMDPM(similarity="max", n_iter=8, burn_in=3, random_state=6).fit(X, S)
     if name == "ddmmdpm-sum-knn":
