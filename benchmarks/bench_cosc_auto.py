@@ -11,17 +11,22 @@ blobs-wide      ``make_blobs(300, 3, n_features=2, cluster_std=1.5, separation=4
 moons           ``make_moons(400, noise=0.15)``, seed 13
 ==============  ==============================================================
 
+The UCI sets of ``bench_noisy_defaults.py`` (``--datasets iris,wine,...``) run with its
+loader and seeds, so the same draws and the same fits as there, with what this script
+adds: the mode and price ``mode="auto"`` chose, per-set gaps and time per fit.
+
 Methods: ``kmeans`` (scikit-learn, ``n_init=10``), ``cosc`` (``gc.COSC(n_clusters=k)``,
 the default), ``cosc-hard`` (``mode="hard"``: refuses inconsistent draws, counted as
 failures), ``cosc-soft1`` (``mode="soft", gamma=1.0``, the issue's reference point).
 
     python benchmarks/bench_cosc_auto.py [--runs 3] [--datasets moons] [--methods kmeans,cosc]
-        [--rates 0.01,0.03] [--noise 0,0.05,0.1,0.2] [--out FILE]
+        [--rates 0.01,0.03] [--noise 0,0.05,0.1,0.2] [--out FILE] [--json FILE]
 
 One thread (the script sets it). Figures: ``docs/benchmarks/cosc.md``.
 """
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -37,8 +42,10 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import graphclust as gc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_noisy_defaults as noisy  # noqa: E402
 from bench_noisy_defaults import MAX_PAIRS, NOISE, RATES  # noqa: E402
 from bench_sideinfo_uci import call_with_limit, write_atomic  # noqa: E402
+from bench_sideinfo_uci import load as load_uci  # noqa: E402
 
 DATASETS = {
     "blobs-overlap": lambda: gc.datasets.make_blobs(400, 4, n_features=5, separation=2.5, random_state=11),
@@ -50,6 +57,8 @@ BASE_SEED = 20261203
 
 
 def load(name):
+    if name in noisy.DATASETS:
+        return load_uci(name, "zscore")
     X, y = DATASETS[name]()
     X = np.asarray(X, dtype=np.float64)
     sd = X.std(axis=0)
@@ -59,6 +68,8 @@ def load(name):
 
 
 def seeds(dataset, rate, noise, run):
+    if dataset in noisy.DATASETS:
+        return noisy.seeds(dataset, rate, noise, run)
     key = [BASE_SEED, list(DATASETS).index(dataset), round(rate * 10000), round(noise * 10000), run]
     a, b = np.random.SeedSequence(key).generate_state(2)
     return int(a), int(b)
@@ -70,7 +81,7 @@ def fit(method, X, S, k, seed):
 
         return KMeans(n_clusters=k, n_init=10, random_state=seed).fit(X).labels_, {}
     options = {"cosc": {}, "cosc-hard": {"mode": "hard"}, "cosc-soft1": {"mode": "soft", "gamma": 1.0}}[method]
-    est = gc.COSC(n_clusters=k, random_state=seed, **options).fit(X, S)
+    est = gc.COSC(n_clusters=k, random_state=seed, **options).fit(gc.Problem.from_array(X, S))
     return est.labels_, est.result_.info
 
 
@@ -151,8 +162,26 @@ def report(records, args):
                  and (x["K"] == 1 or x["K"] > 2 * x["k"])]
         out.append(f"cosc runs with one cluster or more than 2k: {len(bad_k)}")
         modes = Counter((x["noise"], x.get("mode")) for x in records if x["method"] == "cosc" and x.get("mode"))
-        out.append("cosc mode chosen (noise: hard/soft runs): " + ", ".join(
-            f"{p:g}: {modes[(p, 'hard')]}/{modes[(p, 'soft')]}" for p in args.noise))
+        out.append("cosc mode chosen (noise: hard/soft/k-means runs): " + ", ".join(
+            f"{p:g}: {modes[(p, 'hard')]}/{modes[(p, 'soft')]}/{modes[(p, 'kmeans')]}" for p in args.noise))
+    if "cosc" in args.methods:
+        out += ["", "cosc per data set (all rates, noise levels and runs): worst gap = the lowest cosc - kmeans "
+                "over noise levels and both scores; K = number of clusters returned; mode = "
+                "hard / soft at gamma > 0 / soft at gamma 0 / k-means runs.", "",
+                "| data set | F | NMI | worst gap to k-means | runs with K = 1 or K > 2k | mode h/s/0/km | s per fit |",
+                "|---|---|---|---|---|---|---|"]
+        for d in args.datasets:
+            recs = [x for x in records if x["method"] == "cosc" and x["dataset"] == d]
+            gaps = [(_mean(by[("cosc", p, d)], key) - _mean(by[("kmeans", p, d)], key), f"{key} {p:g}")
+                    for p in args.noise for key in ("F", "NMI")] if "kmeans" in args.methods else []
+            worst = min(gaps) if gaps else None
+            bad = sum(1 for x in recs if x.get("K") is not None and (x["K"] == 1 or x["K"] > 2 * x["k"]))
+            mode = Counter("0" if x.get("mode") == "soft" and not x.get("gamma") else x.get("mode") for x in recs)
+            secs = [x["seconds"] for x in recs]
+            out.append(f"| {d} | {_mean(recs, 'F'):.3f} | {_mean(recs, 'NMI'):.3f} | "
+                       + (f"{worst[0]:+.3f} ({worst[1]})" if worst else "—")
+                       + f" | {bad} | {mode['hard']}/{mode['soft']}/{mode['0']}/{mode['kmeans']} | "
+                       f"{np.mean(secs):.1f} (max {np.max(secs):.1f}) |")
     return "\n".join(out) + "\n"
 
 
@@ -165,9 +194,11 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per fit")
     ap.add_argument("--out")
+    ap.add_argument("--json", help="raw records")
     args = ap.parse_args(argv)
     args.datasets, args.methods = args.datasets.split(","), args.methods.split(",")
-    unknown = [d for d in args.datasets if d not in DATASETS] + [m for m in args.methods if m not in METHODS]
+    unknown = ([d for d in args.datasets if d not in DATASETS and d not in noisy.DATASETS]
+               + [m for m in args.methods if m not in METHODS])
     if unknown:
         ap.error(f"unknown data set or method: {', '.join(unknown)}")
     args.rates = [float(v) for v in args.rates.split(",")]
@@ -184,6 +215,8 @@ def main(argv=None):
         write_atomic(args.out, text)
     else:
         print(text)
+    if args.json:
+        write_atomic(args.json, json.dumps(records, indent=1, default=float))
 
 
 if __name__ == "__main__":
