@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
+from .._kmeans import kmeans
 from .._params import Boolean, Callable, Integer, Optional, Options, RandomState, Real
 from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
@@ -300,10 +301,17 @@ class COSC(ClusteringEstimator):
             labels, result = self._fit_mode(problem, check_random_state(self.random_state))
         else:
             rng = check_random_state(self.random_state)
-            mode, gamma, choice = self._auto_choice(problem, rng)
-            run = self._resolved(mode, gamma, random_state=rng)
-            labels, result = run._fit_mode(problem, rng)
-            self.cut_value_ = run.cut_value_
+            mode, gamma, choice = self._auto_choice(problem, rng, features=bool(graph_info))
+            if mode == "kmeans":
+                labels = choice.pop("kmeans_labels")
+                b0 = problem.degrees() if self.cut == "ncut" else np.ones(problem.n_nodes)
+                objective, self.cut_value_ = _balanced_cut(problem.W, b0, labels)
+                result = ClusteringResult(objective=objective, history=[objective], info={"gamma": None})
+            else:
+                choice.pop("kmeans_labels", None)
+                run = self._resolved(mode, gamma, random_state=rng)
+                labels, result = run._fit_mode(problem, rng)
+                self.cut_value_ = run.cut_value_
             result.info.update(choice)
             if mode == "soft":
                 result.info["gamma"] = gamma
@@ -326,8 +334,9 @@ class COSC(ClusteringEstimator):
         est._price_early_cannot_links = False
         return est
 
-    def _auto_choice(self, problem, rng):
-        """``(mode, gamma, info)`` for ``mode="auto"``: see the class docstring."""
+    def _auto_choice(self, problem, rng, features=False):
+        """``(mode, gamma, info)`` for ``mode="auto"``: see the class docstring.
+        ``features``: the graph was built from the features (k-means is a candidate)."""
         w = problem.constraint_weights
         feasible, why = _hard_feasible(problem, self.n_clusters)
         degree = problem.degrees()
@@ -348,12 +357,21 @@ class COSC(ClusteringEstimator):
         candidates = ([("hard", None)] if feasible else []) + [("soft", g) for g in gammas]
         if candidates[-1] != ("soft", 0.0):
             candidates.append(("soft", 0.0))  # the floor: the data alone (hard must-links merged)
+        floor = len(candidates) - 1
+        if features and np.isfinite(w).all():
+            # the data alone read from the features rather than from their k-NN graph
+            candidates.append(("kmeans", None))
 
         data_alone = {}  # gamma = 0 ignores the soft constraints: one fit serves every fold
 
         def fit_labels(cand, train, seed):
+            if cand == ("kmeans", None):  # ignores the constraints: one fit serves every fold
+                if "kmeans" not in data_alone:
+                    data_alone["kmeans"] = kmeans(problem.feature_means, self.n_clusters, n_init=10,
+                                                  random_state=seed)[0]
+                return data_alone["kmeans"]
             if cand == ("soft", 0.0):
-                if not data_alone:
+                if "labels" not in data_alone:
                     hard = ~np.isfinite(w)
                     train = problem.with_constraints(problem.constraints[hard], w[hard])
                 else:
@@ -369,12 +387,14 @@ class COSC(ClusteringEstimator):
         pick = int(np.argmax(scores))
         reason = "the best held-out agreement in a cross-validation over the constraints"
         if not feasible and not above_chance(scores.max(), w):
-            pick = len(candidates) - 1
+            pick = floor
             reason = "no candidate keeps the held-out constraints better than coin flips: they are ignored"
         mode, gamma = candidates[pick]
         info.update(mode=mode, mode_reason=f"{why}; {reason}",
-                    constraint_cv={("hard" if m == "hard" else f"soft {g:.4g}"): float(v)
+                    constraint_cv={(m if g is None else f"soft {g:.4g}"): float(v)
                                    for (m, g), v in zip(candidates, scores)})
+        if mode == "kmeans":
+            info["kmeans_labels"] = fit_labels(("kmeans", None), problem, int(rng.integers(2**31)))
         return mode, gamma, info
 
     def _fit_mode(self, problem, rng):
@@ -407,10 +427,7 @@ class COSC(ClusteringEstimator):
         else:
             labels, info = self._k_way(W, b, pairs, cw, rng, step_done)
         full = lift(labels)
-        per_cut, total = _cluster_cuts(problem.W, full)
-        vol = np.bincount(full, weights=b0, minlength=per_cut.size)
-        objective = float(np.sum(np.divide(per_cut, vol, out=np.zeros_like(per_cut), where=vol > 0)))
-        self.cut_value_ = total
+        objective, self.cut_value_ = _balanced_cut(problem.W, b0, full)
         info["n_super_nodes"] = reduced.n_nodes
         return full, ClusteringResult(objective=objective, history=history, info=info)
 
@@ -789,6 +806,13 @@ def _next_chains(runs):
         seen.add(key)
     kept = (first + repeats)[:_N_CHAINS]
     return [(runs[i].f, runs[i].state) for i in kept]
+
+
+def _balanced_cut(W, b, labels):
+    """``(sum_l cut(C_l) / vol_b(C_l), total cut weight)`` of ``labels`` on ``W``."""
+    per_cut, total = _cluster_cuts(W, labels)
+    vol = np.bincount(labels, weights=b, minlength=per_cut.size)
+    return float(np.sum(np.divide(per_cut, vol, out=np.zeros_like(per_cut), where=vol > 0))), total
 
 
 def _cluster_cuts(W, labels, k=None):

@@ -94,20 +94,22 @@ class FakeCV:
     """Stands in for cross_validate_constraints: records the candidates and returns
     the given held-out agreements."""
 
-    def __init__(self, scores):
-        self.scores = np.asarray(scores, dtype=float)
+    def __init__(self, scores=None):
+        self.scores = None if scores is None else np.asarray(scores, dtype=float)
         self.candidates = None
 
     def __call__(self, fit_labels, problem, candidates, *, n_folds, random_state):
         self.candidates = list(candidates)
+        if self.scores is None:  # any number of candidates, all tied
+            return np.full(len(candidates), 0.6)
         assert len(candidates) == len(self.scores)
         return self.scores
 
 
 @pytest.mark.parametrize("scores, expected", [
-    ([0.80, 0.90, 0.95, 0.70, 0.60], 2),  # a middle price keeps the most held-out constraints
-    ([0.90, 0.90, 0.80, 0.70, 0.60], 0),  # a tie goes to the stronger candidate: hard
-    ([0.50, 0.60, 0.70, 0.80, 0.95], 4),  # the data alone is best
+    ([0.80, 0.90, 0.95, 0.70, 0.60, 0.60], 2),  # a middle price keeps the most held-out constraints
+    ([0.90, 0.90, 0.80, 0.70, 0.60, 0.60], 0),  # a tie goes to the stronger candidate: hard
+    ([0.50, 0.60, 0.70, 0.80, 0.95, 0.95], 4),  # the data alone is best (the graph's before k-means')
 ])
 def test_choice_is_the_best_held_out_agreement(monkeypatch, scores, expected):
     X, y = blobs(80, 2, seed=3)
@@ -121,7 +123,8 @@ def test_choice_is_the_best_held_out_agreement(monkeypatch, scores, expected):
     # first in units of the mean weighted degree of the k-NN graph, then 0
     scale = est.affinity_matrix_.sum() / P.n_nodes
     assert info["gamma_scale"] == pytest.approx(scale)
-    grid = [("hard", None)] + [("soft", pytest.approx(f * scale)) for f in AUTO_GAMMA_FACTORS] + [("soft", 0.0)]
+    grid = ([("hard", None)] + [("soft", pytest.approx(f * scale)) for f in AUTO_GAMMA_FACTORS]
+            + [("soft", 0.0), ("kmeans", None)])
     assert fake.candidates == grid
     mode, gamma = fake.candidates[expected]
     assert info["mode"] == mode
@@ -137,13 +140,13 @@ def test_inconsistent_constraints_no_better_than_coin_flips_are_ignored(monkeypa
     S = gc.SideInfo.sample(y, n_pairs=120, noise=0.5, random_state=0)
     assert S.check().conflicts
     P = gc.Problem.from_array(X, S)
-    fake = FakeCV([0.53, 0.5, 0.49, 0.5])  # not 2 null standard errors above 1/2
+    fake = FakeCV([0.53, 0.5, 0.49, 0.5, 0.52])  # not 2 null standard errors above 1/2
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(random_state=0).fit(P)
     assert fake.candidates[0][0] == "soft"  # hard is no candidate
     assert est.result_.info["mode"] == "soft" and est.result_.info["gamma"] == 0.0
     assert "coin flips" in est.result_.info["mode_reason"]
-    fake.scores = np.array([0.75, 0.5, 0.49, 0.5])  # clearly above chance: kept
+    fake.scores = np.array([0.75, 0.5, 0.49, 0.5, 0.5])  # clearly above chance: kept
     est = COSC(random_state=0).fit(P)
     assert est.result_.info["gamma"] == pytest.approx(AUTO_GAMMA_FACTORS[0] * est.result_.info["gamma_scale"])
 
@@ -152,10 +155,10 @@ def test_user_gamma_is_the_only_soft_price_tried(monkeypatch):
     X, y = blobs(80, 2, seed=5)
     S = gc.SideInfo.sample(y, n_pairs=120, random_state=0)
     P = gc.Problem.from_array(X, S)
-    fake = FakeCV([0.9, 0.95, 0.5])
+    fake = FakeCV([0.9, 0.95, 0.5, 0.5])
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(gamma=2.5, random_state=0).fit(P)
-    assert fake.candidates == [("hard", None), ("soft", 2.5), ("soft", 0.0)]
+    assert fake.candidates == [("hard", None), ("soft", 2.5), ("soft", 0.0), ("kmeans", None)]
     assert est.result_.info["mode"] == "soft" and est.result_.info["gamma"] == 2.5
 
 
@@ -217,9 +220,35 @@ def test_the_data_alone_is_fitted_once_for_all_folds(monkeypatch):
 
     monkeypatch.setattr(COSC, "_fit_mode", spy)
     est = COSC(random_state=0).fit(P)
-    cv = list(est.result_.info["constraint_cv"])
+    graph_cands = [c for c in est.result_.info["constraint_cv"] if c != "kmeans"]
+    assert est.result_.info["mode"] != "kmeans"
     n_cv = len(seen) - 1  # the last fit is the refit of the choice on all constraints
     alone = [s for s in seen[:n_cv] if s[0] == "soft" and s[1] == 0.0]
     assert len(alone) == 1 and alone[0][2] == 0  # one fit, without the soft constraints
-    assert n_cv == 3 * (len(cv) - 1) + 1
+    assert n_cv == 3 * (len(graph_cands) - 1) + 1
     assert seen[-1][2] == len(P.constraints)
+
+
+def test_features_make_k_means_a_candidate_the_constraints_can_choose(monkeypatch):
+    # the data alone has two readings when COSC builds the graph: the graph's cut
+    # (gamma = 0) and the features' k-means; held-out constraints choose between them
+    X, y = blobs(80, 3, seed=7)
+    S = gc.SideInfo.sample(y, n_pairs=150, noise=0.2, random_state=1)
+    fake = FakeCV([0.6, 0.6, 0.6, 0.6, 0.7])  # the draw is inconsistent: no hard candidate
+    monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
+    est = COSC(3, random_state=0).fit(X, S)
+    assert fake.candidates[-2:] == [("soft", 0.0), ("kmeans", None)]
+    info = est.result_.info
+    assert info["mode"] == "kmeans" and info["constraint_cv"]["kmeans"] == 0.7
+    assert ari(y, est.labels_) == 1.0 and est.n_clusters_ == 3
+    assert est.result_.objective >= 0 and est.cut_value_ > 0
+    # with a given graph, or hard constraints k-means would ignore, it is no candidate
+    fake.scores = None
+    G = nx.from_scipy_sparse_array(gc.knn_matrix(X, 10))
+    assert COSC(3, random_state=0).fit(G, S).result_.info["mode"] == "soft"
+    assert fake.candidates[-1] == ("soft", 0.0)
+    same = next((a, b) for a in range(len(y)) for b in range(a + 1, len(y)) if y[a] == y[b])
+    hard = gc.SideInfo.from_pairs(must=[(a, b) for a, b, _ in S.must_links()] + [(*same, np.inf)],
+                                  cannot=[(a, b) for a, b, _ in S.cannot_links()])
+    COSC(3, random_state=0).fit(X, hard)
+    assert fake.candidates[-1] == ("soft", 0.0)
