@@ -91,36 +91,49 @@ def test_without_constraints_auto_is_the_unconstrained_hard_run():
 
 
 class FakeCV:
-    """Stands in for cross_validate_constraints: records the candidates and returns
-    the given held-out agreements."""
+    """Stands in for cross_validate_constraints: records the candidates; candidate
+    ``c`` keeps every held-out constraint except, of each kind, those at the fractions
+    ``drops[c] = (lo, hi)`` of the constraints of that kind (``None``: all kept)."""
 
-    def __init__(self, scores=None):
-        self.scores = None if scores is None else np.asarray(scores, dtype=float)
+    def __init__(self, drops=None):
+        self.drops = drops
         self.candidates = None
 
-    def __call__(self, fit_labels, problem, candidates, *, n_folds, random_state):
+    def __call__(self, fit_labels, problem, candidates, *, n_folds, random_state, return_kept):
         self.candidates = list(candidates)
-        if self.scores is None:  # any number of candidates, all tied
-            return np.full(len(candidates), 0.6)
-        assert len(candidates) == len(self.scores)
-        return self.scores
+        w = problem.constraint_weights
+        kept = np.ones((len(candidates), len(w)), dtype=bool)
+        if self.drops is not None:
+            assert len(candidates) == len(self.drops)
+            for kind in (np.flatnonzero(w > 0), np.flatnonzero(w < 0)):
+                for c, (lo, hi) in enumerate(self.drops):
+                    kept[c, kind[round(lo * len(kind)):round(hi * len(kind))]] = False
+        scores = 0.5 * (kept[:, w > 0].mean(axis=1) + kept[:, w < 0].mean(axis=1))
+        return scores, kept
 
 
-@pytest.mark.parametrize("scores, expected", [
-    ([0.80, 0.90, 0.95, 0.70, 0.60, 0.60], 2),  # a middle price keeps the most held-out constraints
-    ([0.90, 0.90, 0.80, 0.70, 0.60, 0.60], 0),  # a tie goes to the stronger candidate: hard
-    ([0.50, 0.60, 0.70, 0.80, 0.95, 0.95], 4),  # the data alone is best (the graph's before k-means')
+@pytest.mark.parametrize("drops, expected", [
+    # hard keeps far more held-out constraints than the data alone
+    ([(0, .03), (0, .1), (0, .2), (0, .3), (0, .5), (0, .6)], 0),
+    # a middle price is the best that uses them, clearly ahead of the data alone
+    ([(0, .4), (0, .2), (0, .05), (0, .3), (0, .5), (0, .6)], 2),
+    # hard is best but keeps only a few more, on pairs where the two differ either way:
+    # within one paired standard error of the data alone, which wins
+    ([(0, .1), (0, .2), (0, .3), (0, .4), (.1, .23), (0, .5)], 4),
+    # of the two readings of the data alone, k-means keeps more
+    ([(0, .6), (0, .6), (0, .6), (0, .6), (0, .5), (0, .03)], 5),
 ])
-def test_choice_is_the_best_held_out_agreement(monkeypatch, scores, expected):
+def test_constraints_are_used_only_when_they_beat_the_data_alone(monkeypatch, drops, expected):
     X, y = blobs(80, 2, seed=3)
     S = gc.SideInfo.sample(y, n_pairs=120, random_state=0)
     P = gc.Problem.from_array(X, S)
-    fake = FakeCV(scores)
+    fake = FakeCV(drops)
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(random_state=0).fit(P)
     info = est.result_.info
     # the candidates: hard (consistent constraints), then the soft prices strongest
-    # first in units of the mean weighted degree of the k-NN graph, then 0
+    # first in units of the mean weighted degree of the k-NN graph, then the data
+    # alone: the graph's cut (gamma = 0) and k-means on the features
     scale = est.affinity_matrix_.sum() / P.n_nodes
     assert info["gamma_scale"] == pytest.approx(scale)
     grid = ([("hard", None)] + [("soft", pytest.approx(f * scale)) for f in AUTO_GAMMA_FACTORS]
@@ -130,9 +143,11 @@ def test_choice_is_the_best_held_out_agreement(monkeypatch, scores, expected):
     assert info["mode"] == mode
     if mode == "soft":
         assert info["gamma"] == pytest.approx(gamma)
-    else:
+    elif mode == "hard":
         assert est.result_.violations.n_violated == 0
-    assert list(info["constraint_cv"].values()) == pytest.approx(scores)
+    assert list(info["constraint_cv"].values()) == pytest.approx(fake(None, P, grid, n_folds=3, random_state=None,
+                                                                      return_kept=True)[0].tolist())
+    assert ("data alone" in info["mode_reason"]) and (("more than one" in info["mode_reason"]))
 
 
 def test_inconsistent_constraints_no_better_than_coin_flips_are_ignored(monkeypatch):
@@ -140,13 +155,15 @@ def test_inconsistent_constraints_no_better_than_coin_flips_are_ignored(monkeypa
     S = gc.SideInfo.sample(y, n_pairs=120, noise=0.5, random_state=0)
     assert S.check().conflicts
     P = gc.Problem.from_array(X, S)
-    fake = FakeCV([0.53, 0.5, 0.49, 0.5, 0.52])  # not 2 null standard errors above 1/2
+    # the strongest price keeps 55 %: far more than the data alone, not 2 null
+    # standard errors above 1/2
+    fake = FakeCV([(0, .45), (0, .6), (0, .6), (0, .6), (0, .6)])
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(random_state=0).fit(P)
     assert fake.candidates[0][0] == "soft"  # hard is no candidate
     assert est.result_.info["mode"] == "soft" and est.result_.info["gamma"] == 0.0
     assert "coin flips" in est.result_.info["mode_reason"]
-    fake.scores = np.array([0.75, 0.5, 0.49, 0.5, 0.5])  # clearly above chance: kept
+    fake.drops = [(0, .25), (0, .6), (0, .6), (0, .6), (0, .6)]  # 75 %: clearly above chance, kept
     est = COSC(random_state=0).fit(P)
     assert est.result_.info["gamma"] == pytest.approx(AUTO_GAMMA_FACTORS[0] * est.result_.info["gamma_scale"])
 
@@ -155,7 +172,7 @@ def test_user_gamma_is_the_only_soft_price_tried(monkeypatch):
     X, y = blobs(80, 2, seed=5)
     S = gc.SideInfo.sample(y, n_pairs=120, random_state=0)
     P = gc.Problem.from_array(X, S)
-    fake = FakeCV([0.9, 0.95, 0.5, 0.5])
+    fake = FakeCV([(0, .2), (0, .05), (0, .5), (0, .5)])
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(gamma=2.5, random_state=0).fit(P)
     assert fake.candidates == [("hard", None), ("soft", 2.5), ("soft", 0.0), ("kmeans", None)]
@@ -234,16 +251,16 @@ def test_features_make_k_means_a_candidate_the_constraints_can_choose(monkeypatc
     # (gamma = 0) and the features' k-means; held-out constraints choose between them
     X, y = blobs(80, 3, seed=7)
     S = gc.SideInfo.sample(y, n_pairs=150, noise=0.2, random_state=1)
-    fake = FakeCV([0.6, 0.6, 0.6, 0.6, 0.7])  # the draw is inconsistent: no hard candidate
+    fake = FakeCV([(0, .4), (0, .4), (0, .4), (0, .4), (0, .3)])  # inconsistent: no hard candidate
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(3, random_state=0).fit(X, S)
     assert fake.candidates[-2:] == [("soft", 0.0), ("kmeans", None)]
     info = est.result_.info
-    assert info["mode"] == "kmeans" and info["constraint_cv"]["kmeans"] == 0.7
+    assert info["mode"] == "kmeans" and info["constraint_cv"]["kmeans"] == pytest.approx(0.7, abs=0.01)
     assert ari(y, est.labels_) == 1.0 and est.n_clusters_ == 3
     assert est.result_.objective >= 0 and est.cut_value_ > 0
     # with a given graph, or hard constraints k-means would ignore, it is no candidate
-    fake.scores = None
+    fake.drops = None
     G = nx.from_scipy_sparse_array(gc.knn_matrix(X, 10))
     assert COSC(3, random_state=0).fit(G, S).result_.info["mode"] == "soft"
     assert fake.candidates[-1] == ("soft", 0.0)
