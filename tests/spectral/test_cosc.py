@@ -326,7 +326,7 @@ def test_schedule_carries_a_bounded_number_of_runs_per_gamma():
 
     X, y = gc.datasets.make_blobs(300, 2, separation=2.0, random_state=0)
     S = gc.SideInfo.sample(y, n_pairs=40, random_state=0)
-    est = COSC(n_starts=5, random_state=0).fit(gc.knn_matrix(X, 10), S)
+    est = COSC(n_starts=5, mode="hard", random_state=0).fit(gc.knn_matrix(X, 10), S)
     hist = est.result_.info["history"]
     assert len(hist[0]["ratios"]) == 5 + 1  # five starts and the constraint-satisfying partition
     assert all(len(h["ratios"]) <= _N_CHAINS + 2 for h in hist[1:])

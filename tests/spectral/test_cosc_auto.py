@@ -9,7 +9,6 @@ import pytest
 import graphclust as gc
 from graphclust.errors import InfeasibleConstraintsError, TooFewClustersError
 from graphclust.metrics import ari
-from graphclust.selection import paired_standard_error
 from graphclust.spectral import cosc as cosc_module
 from graphclust.spectral.cosc import AUTO_GAMMA_DEFAULT, AUTO_GAMMA_FACTORS, COSC
 
@@ -92,63 +91,63 @@ def test_without_constraints_auto_is_the_unconstrained_hard_run():
 
 
 class FakeCV:
-    """Stands in for cross_validate_constraints: records the candidates and returns
-    chosen scores and kept-arrays."""
+    """Stands in for cross_validate_constraints: records the candidates; candidate
+    ``c`` keeps every held-out constraint except, of each kind, those at the fractions
+    ``drops[c] = (lo, hi)`` of the constraints of that kind (``None``: all kept)."""
 
-    def __init__(self, kept):
-        self.kept = np.asarray(kept, dtype=bool)
+    def __init__(self, drops=None):
+        self.drops = drops
         self.candidates = None
 
     def __call__(self, fit_labels, problem, candidates, *, n_folds, random_state, return_kept):
         self.candidates = list(candidates)
-        assert return_kept and len(candidates) == len(self.kept)
         w = problem.constraint_weights
-        must = w > 0
-        scores = 0.5 * (self.kept[:, must].mean(axis=1) + self.kept[:, ~must].mean(axis=1))
-        return scores, self.kept
+        kept = np.ones((len(candidates), len(w)), dtype=bool)
+        if self.drops is not None:
+            assert len(candidates) == len(self.drops)
+            for kind in (np.flatnonzero(w > 0), np.flatnonzero(w < 0)):
+                for c, (lo, hi) in enumerate(self.drops):
+                    kept[c, kind[round(lo * len(kind)):round(hi * len(kind))]] = False
+        scores = 0.5 * (kept[:, w > 0].mean(axis=1) + kept[:, w < 0].mean(axis=1))
+        return scores, kept
 
 
-def kept_pattern(w, drops):
-    """Kept-arrays: candidate ``c`` keeps every held-out constraint except the
-    must-links and the cannot-links at positions ``range(*drops[c])`` of their kind."""
-    kept = np.ones((len(drops), len(w)), dtype=bool)
-    for kind in (np.flatnonzero(w > 0), np.flatnonzero(w < 0)):
-        for c, (lo, hi) in enumerate(drops):
-            kept[c, kind[lo:hi]] = False
-    return kept
-
-
-# two candidates that disagree on a few constraints either way differ by less than one
-# paired standard error; nested ones by more
 @pytest.mark.parametrize("drops, expected", [
-    ([(10, 30), (4, 10), (0, 4), (10, 40), (0, 50)], 1),  # the second price is best, the first within one SE
-    ([(4, 10), (0, 4), (10, 30), (10, 40), (0, 50)], 0),  # the first price is best, hard within one SE
-    ([(2, 40), (2, 30), (2, 20), (2, 10), (0, 2)], 4),  # the data alone is best, by more than one SE
+    # hard keeps far more held-out constraints than the data alone
+    ([(0, .03), (0, .1), (0, .2), (0, .3), (0, .5), (0, .6)], 0),
+    # a middle price is the best that uses them, clearly ahead of the data alone
+    ([(0, .4), (0, .2), (0, .05), (0, .3), (0, .5), (0, .6)], 2),
+    # hard is best but keeps only a few more, on pairs where the two differ either way:
+    # within one paired standard error of the data alone, which wins
+    ([(0, .1), (0, .2), (0, .3), (0, .4), (.1, .23), (0, .5)], 4),
+    # of the two readings of the data alone, k-means keeps more
+    ([(0, .6), (0, .6), (0, .6), (0, .6), (0, .5), (0, .03)], 5),
 ])
-def test_choice_is_the_strongest_candidate_within_one_paired_standard_error(monkeypatch, drops, expected):
+def test_constraints_are_used_only_when_they_beat_the_data_alone(monkeypatch, drops, expected):
     X, y = blobs(80, 2, seed=3)
     S = gc.SideInfo.sample(y, n_pairs=120, random_state=0)
     P = gc.Problem.from_array(X, S)
-    w = P.constraint_weights
-    fake = FakeCV(kept_pattern(w, drops))
+    fake = FakeCV(drops)
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(random_state=0).fit(P)
     info = est.result_.info
     # the candidates: hard (consistent constraints), then the soft prices strongest
-    # first in units of the mean weighted degree of the k-NN graph, then 0
+    # first in units of the mean weighted degree of the k-NN graph, then the data
+    # alone: the graph's cut (gamma = 0) and k-means on the features
     scale = est.affinity_matrix_.sum() / P.n_nodes
     assert info["gamma_scale"] == pytest.approx(scale)
-    grid = [("hard", None)] + [("soft", pytest.approx(f * scale)) for f in AUTO_GAMMA_FACTORS] + [("soft", 0.0)]
+    grid = ([("hard", None)] + [("soft", pytest.approx(f * scale)) for f in AUTO_GAMMA_FACTORS]
+            + [("soft", 0.0), ("kmeans", None)])
     assert fake.candidates == grid
-    scores, kept = fake(None, P, fake.candidates, n_folds=3, random_state=None, return_kept=True)
-    top = int(np.argmax(scores))
-    pick = next(c for c in range(len(scores)) if scores[top] - scores[c] <= paired_standard_error(kept[top], kept[c], w))
-    assert pick == expected and (pick == 4 or pick < top)
-    mode, gamma = fake.candidates[pick]
+    mode, gamma = fake.candidates[expected]
     assert info["mode"] == mode
     if mode == "soft":
         assert info["gamma"] == pytest.approx(gamma)
-    assert list(info["constraint_cv"].values()) == pytest.approx(scores.tolist())
+    elif mode == "hard":
+        assert est.result_.violations.n_violated == 0
+    assert list(info["constraint_cv"].values()) == pytest.approx(fake(None, P, grid, n_folds=3, random_state=None,
+                                                                      return_kept=True)[0].tolist())
+    assert ("data alone" in info["mode_reason"]) and (("more than one" in info["mode_reason"]))
 
 
 def test_inconsistent_constraints_no_better_than_coin_flips_are_ignored(monkeypatch):
@@ -156,25 +155,28 @@ def test_inconsistent_constraints_no_better_than_coin_flips_are_ignored(monkeypa
     S = gc.SideInfo.sample(y, n_pairs=120, noise=0.5, random_state=0)
     assert S.check().conflicts
     P = gc.Problem.from_array(X, S)
-    w = P.constraint_weights
-    half = min((w > 0).sum(), (w < 0).sum()) // 2
-    fake = FakeCV(kept_pattern(w, [(0, half), (half - 1, 2 * half), (1, half + 1), (2, half + 2)]))
+    # the strongest price keeps 55 %: far more than the data alone, not 2 null
+    # standard errors above 1/2
+    fake = FakeCV([(0, .45), (0, .6), (0, .6), (0, .6), (0, .6)])
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(random_state=0).fit(P)
     assert fake.candidates[0][0] == "soft"  # hard is no candidate
     assert est.result_.info["mode"] == "soft" and est.result_.info["gamma"] == 0.0
     assert "coin flips" in est.result_.info["mode_reason"]
+    fake.drops = [(0, .25), (0, .6), (0, .6), (0, .6), (0, .6)]  # 75 %: clearly above chance, kept
+    est = COSC(random_state=0).fit(P)
+    assert est.result_.info["gamma"] == pytest.approx(AUTO_GAMMA_FACTORS[0] * est.result_.info["gamma_scale"])
 
 
 def test_user_gamma_is_the_only_soft_price_tried(monkeypatch):
     X, y = blobs(80, 2, seed=5)
     S = gc.SideInfo.sample(y, n_pairs=120, random_state=0)
     P = gc.Problem.from_array(X, S)
-    fake = FakeCV(kept_pattern(P.constraint_weights, [(0, 4), (0, 2), (0, 40)]))
+    fake = FakeCV([(0, .2), (0, .05), (0, .5), (0, .5)])
     monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
     est = COSC(gamma=2.5, random_state=0).fit(P)
-    assert fake.candidates == [("hard", None), ("soft", 2.5), ("soft", 0.0)]
-    assert est.result_.info["mode"] in ("hard", "soft")
+    assert fake.candidates == [("hard", None), ("soft", 2.5), ("soft", 0.0), ("kmeans", None)]
+    assert est.result_.info["mode"] == "soft" and est.result_.info["gamma"] == 2.5
 
 
 def test_auto_soft_splits_of_many_class_clusters_price_must_links_only(monkeypatch):
@@ -219,3 +221,51 @@ def test_a_given_graph_is_used_as_it_is():
     est = COSC(random_state=0).fit(G)
     assert "graph" not in est.result_.info
     assert (abs(est.affinity_matrix_ - nx.to_scipy_sparse_array(G))).max() == 0
+
+
+def test_the_data_alone_is_fitted_once_for_all_folds(monkeypatch):
+    # gamma = 0 ignores the soft constraints, so the folds cannot change its answer
+    X, y = blobs(80, 2, seed=4)
+    S = gc.SideInfo.sample(y, n_pairs=120, noise=0.1, random_state=0)
+    P = gc.Problem.from_array(X, S)
+    seen = []
+    fit_mode = COSC._fit_mode
+
+    def spy(self, problem, rng):
+        seen.append((self.mode, self.gamma, len(problem.constraints)))
+        return fit_mode(self, problem, rng)
+
+    monkeypatch.setattr(COSC, "_fit_mode", spy)
+    est = COSC(random_state=0).fit(P)
+    graph_cands = [c for c in est.result_.info["constraint_cv"] if c != "kmeans"]
+    assert est.result_.info["mode"] != "kmeans"
+    n_cv = len(seen) - 1  # the last fit is the refit of the choice on all constraints
+    alone = [s for s in seen[:n_cv] if s[0] == "soft" and s[1] == 0.0]
+    assert len(alone) == 1 and alone[0][2] == 0  # one fit, without the soft constraints
+    assert n_cv == 3 * (len(graph_cands) - 1) + 1
+    assert seen[-1][2] == len(P.constraints)
+
+
+def test_features_make_k_means_a_candidate_the_constraints_can_choose(monkeypatch):
+    # the data alone has two readings when COSC builds the graph: the graph's cut
+    # (gamma = 0) and the features' k-means; held-out constraints choose between them
+    X, y = blobs(80, 3, seed=7)
+    S = gc.SideInfo.sample(y, n_pairs=150, noise=0.2, random_state=1)
+    fake = FakeCV([(0, .4), (0, .4), (0, .4), (0, .4), (0, .3)])  # inconsistent: no hard candidate
+    monkeypatch.setattr(cosc_module, "cross_validate_constraints", fake)
+    est = COSC(3, random_state=0).fit(X, S)
+    assert fake.candidates[-2:] == [("soft", 0.0), ("kmeans", None)]
+    info = est.result_.info
+    assert info["mode"] == "kmeans" and info["constraint_cv"]["kmeans"] == pytest.approx(0.7, abs=0.01)
+    assert ari(y, est.labels_) == 1.0 and est.n_clusters_ == 3
+    assert est.result_.objective >= 0 and est.cut_value_ > 0
+    # with a given graph, or hard constraints k-means would ignore, it is no candidate
+    fake.drops = None
+    G = nx.from_scipy_sparse_array(gc.knn_matrix(X, 10))
+    assert COSC(3, random_state=0).fit(G, S).result_.info["mode"] == "soft"
+    assert fake.candidates[-1] == ("soft", 0.0)
+    same = next((a, b) for a in range(len(y)) for b in range(a + 1, len(y)) if y[a] == y[b])
+    hard = gc.SideInfo.from_pairs(must=[(a, b) for a, b, _ in S.must_links()] + [(*same, np.inf)],
+                                  cannot=[(a, b) for a, b, _ in S.cannot_links()])
+    COSC(3, random_state=0).fit(X, hard)
+    assert fake.candidates[-1] == ("soft", 0.0)
