@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._params import Boolean, Integer, Optional, Options, RandomState
+from ._params import Boolean, Callable, Integer, Optional, Options, RandomState
+from ._utils import progress_bar
 from .base import ClusteringEstimator, check_is_fitted
 from .errors import InvalidParameterError, ProblemTooLargeError
 from .merge import contract
@@ -275,6 +276,42 @@ class Pair:
         return self.what
 
 
+class SweepMonitor:
+    """The progress bar and the ``callback`` of a sampler, called once per sweep.
+
+    ``callback(sweep, labels, log_joint)`` gets the sweep number counted over all
+    chains (1, 2, ...), the node labels after that sweep and its log joint; a true
+    return value stops the run.
+    """
+
+    def __init__(self, estimator, total, desc):
+        self.bar = progress_bar(estimator.progress, total, desc, unit="sweep")
+        self.callback = estimator.callback
+        self.sweeps = 0
+        self.stopped = False
+
+    def __call__(self, labels, log_joint):
+        """After a sweep; ``labels()`` gives the node labels (called only when there is
+        a callback). Returns True when the callback asked to stop."""
+        self.sweeps += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        if self.callback is not None and self.callback(self.sweeps, np.asarray(labels()).copy(), float(log_joint)):
+            self.stopped = True
+        return self.stopped
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+    def kept(self, samples, row, z):
+        """The samples to summarise: all of them, the first ``row`` when the callback
+        stopped the run, or the current state ``z`` when it stopped before any was kept."""
+        if not self.stopped:
+            return samples
+        return samples[:row] if row else np.asarray(z, dtype=samples.dtype)[None, :].copy()
+
+
 # ============================================================================ base class
 class BayesianClusteringEstimator(ClusteringEstimator):
     """Base of the estimators that sample partitions (TVClust, DCP, DDMMDPM, MMDPM).
@@ -295,6 +332,7 @@ class BayesianClusteringEstimator(ClusteringEstimator):
         "n_chains": Integer(low=1),
         "random_state": RandomState(),
         "progress": Boolean(),
+        "callback": Callable(),
     }
 
     def _check_params(self):

@@ -32,9 +32,10 @@ import numpy as np
 from numba import njit
 
 from ._params import AnyOf, Boolean, Integer, Options, Real
-from ._utils import check_int, check_random_state, progress_bar
+from ._utils import check_int, check_random_state
 from .base import ClusteringResult, check_is_fitted, register_method
-from .bayesian import BayesianClusteringEstimator, Pair, SamplerItems, binder_point_estimate, canonical_rows
+from .bayesian import (BayesianClusteringEstimator, Pair, SamplerItems, SweepMonitor, binder_point_estimate,
+                       canonical_rows)
 from .errors import InvalidFeaturesError, InvalidParameterError
 from .selection import above_chance, cross_validate_constraints, paired_standard_error
 from .potentials.dcp import (
@@ -324,6 +325,11 @@ class DCP(BayesianClusteringEstimator):
         Rebuild every Cholesky factor from scratch after this many sweeps.
     random_state : None, int or numpy.random.Generator, default=None
     progress : bool, default=False
+    callback : callable or None, default=None
+        ``callback(sweep, labels, log_joint)`` after every sweep (sweeps counted over
+        all chains from 1; node labels; the log joint of ``result_.history``); return
+        True to stop. The answer then summarises the samples kept so far (the current
+        state when none was kept yet).
 
     Attributes
     ----------
@@ -447,7 +453,8 @@ class DCP(BayesianClusteringEstimator):
     def __init__(self, tau="auto", *, lengthscale=None, kernel="auto", ard=False, graph_scale=1.0, standardize=True,
                  jitter=1e-6, learn_tau=False, learn_lengthscale=False, tau_prior=(0.0, 1.0),
                  lengthscale_prior_sd=1.0, n_aux_sweeps=5, split_merge=10, constraint_weight=1.0, exchange_every=1,
-                 n_iter=60, burn_in=None, thin=1, n_chains=1, refresh_every=10, random_state=None, progress=False):
+                 n_iter=60, burn_in=None, thin=1, n_chains=1, refresh_every=10, random_state=None, progress=False,
+                 callback=None):
         self.tau = tau
         self.lengthscale = lengthscale
         self.kernel = kernel
@@ -470,6 +477,7 @@ class DCP(BayesianClusteringEstimator):
         self.refresh_every = refresh_every
         self.random_state = random_state
         self.progress = progress
+        self.callback = callback
 
     # ------------------------------------------------------------------ "auto"
     def _resolve_tau(self, problem, rng):
@@ -485,7 +493,8 @@ class DCP(BayesianClusteringEstimator):
         soft = np.isfinite(w)
         if min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) < CV_MIN_PER_KIND:
             return AUTO_TAU, {}
-        trial = self.clone(learn_tau=False, n_iter=CV_SWEEPS, burn_in=None, thin=1, n_chains=1, progress=False)
+        trial = self.clone(learn_tau=False, n_iter=CV_SWEEPS, burn_in=None, thin=1, n_chains=1, progress=False,
+                           callback=None)
 
         def fit_labels(tau, train, seed):
             return trial.set_params(tau=tau, random_state=seed).fit(train).labels_
@@ -573,7 +582,7 @@ class DCP(BayesianClusteringEstimator):
         if learn_ell:
             moves.append("lengthscale")
         accepts = {m: [0, 0] for m in moves}
-        bar = progress_bar(self.progress, C * n_iter, "DCP Gibbs", unit="sweep")
+        monitor = SweepMonitor(self, C * n_iter, "DCP Gibbs")
         sweep_seconds = exchange_seconds = split_merge_seconds = 0.0
         n_sm = int(self.split_merge)
         sm = _SplitMerge(n, iptr, inodes, adj)
@@ -649,15 +658,23 @@ class DCP(BayesianClusteringEstimator):
                     if n_ell:
                         kept_ell[row] = ell
                     row += 1
-                if bar is not None:
-                    bar.update(1)
-        if bar is not None:
-            bar.close()
+                if monitor(lambda: merged.lift(store.zi), traces["log_joint"][c, t]):
+                    break
+            if monitor.stopped:
+                break
+        monitor.close()
 
         # ---------------------------------------------------------------- summaries
+        if monitor.stopped:  # the callback ended the run: what was kept (or the current state)
+            kept_tau = kept_tau[:row] if row else np.array([tau])
+            kept_ell = kept_ell[:row] if row else np.asarray(ell if n_ell else np.empty(0), dtype=float)[None, :]
+            samples = monitor.kept(samples, row, store.zi)
+            self.tau_ = float(kept_tau.mean())
+            self.lengthscale_ = None if not n_ell else kept_ell.mean(0)
+        else:
+            self.tau_ = float(traces["tau"][:, kept_idx].mean())
+            self.lengthscale_ = None if not n_ell else traces["lengthscale"][:, kept_idx].reshape(-1, n_ell).mean(0)
         labels, loss, n_distinct = self._summarise(problem, samples, merged.lift)
-        self.tau_ = float(traces["tau"][:, kept_idx].mean())
-        self.lengthscale_ = None if not n_ell else traces["lengthscale"][:, kept_idx].reshape(-1, n_ell).mean(0)
         self.kernel_ = spec.kind
         self._kept = (canonical_rows(samples), kept_tau, kept_ell)
         self._spec = spec
@@ -668,8 +685,8 @@ class DCP(BayesianClusteringEstimator):
                 "accept_merge": float(sm.accepted[1] / sm.proposed[1]) if sm.proposed[1] else float("nan"),
                 "n_sweeps": int(C * n_iter), "kernel": spec.kind,
                 **{f"accept_{m}": (a / b if b else float("nan")) for m, (a, b) in accepts.items()}}
-        return labels, ClusteringResult(objective=loss, history=traces["log_joint"][0].tolist(),
-                                        info=info)
+        history = traces["log_joint"][0][:min(monitor.sweeps, n_iter)].tolist()
+        return labels, ClusteringResult(objective=loss, history=history, info=info)
 
     # ------------------------------------------------------------------ results
     def predict_samples(self, X, *, n_sweeps=3, max_samples=50, random_state=None):

@@ -32,9 +32,9 @@ import numpy as np
 from numba import njit
 
 from ._params import AnyOf, Boolean, Options, Real
-from ._utils import check_random_state, progress_bar
+from ._utils import check_random_state
 from .base import ClusteringResult, register_method
-from .bayesian import BayesianClusteringEstimator, Choice, SamplerItems, canonical_rows
+from .bayesian import BayesianClusteringEstimator, Choice, SamplerItems, SweepMonitor, canonical_rows
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain, no_side_information
 from .potentials.ddmmdpm import (
@@ -262,6 +262,11 @@ class DDMMDPM(BayesianClusteringEstimator):
     random_state : None, int or numpy.random.Generator, default=None
     progress : bool, default=False
         Show a progress bar over the sweeps.
+    callback : callable or None, default=None
+        ``callback(sweep, labels, log_joint)`` after every sweep (sweeps counted over
+        all chains from 1; node labels; the log joint of ``result_.history``); return
+        True to stop. The answer then summarises the samples kept so far (the current
+        state when none was kept yet).
 
     Attributes
     ----------
@@ -384,7 +389,7 @@ class DDMMDPM(BayesianClusteringEstimator):
                  alpha=1.0, lam="auto", beta=1.0, base_std=1.0, pa_cap=0.01, margin=1.0, removal_shrink=0.01,
                  bias=False, ml_strength=1.0, cl_penalty=1.0, constraint_weight="auto", phantom_rival=False,
                  reuse_singleton_theta=False, n_iter=100, burn_in=None, thin=1, n_chains=1, init="single",
-                 point_estimate="binder", random_state=None, progress=False):
+                 point_estimate="binder", random_state=None, progress=False, callback=None):
         self.similarity = similarity
         self.distance = distance
         self.n_neighbors = n_neighbors
@@ -411,6 +416,7 @@ class DDMMDPM(BayesianClusteringEstimator):
         self.point_estimate = point_estimate
         self.random_state = random_state
         self.progress = progress
+        self.callback = callback
 
     def _potentials(self, lam=None, weight=None):
         """The provider at ``λ = lam``, the soft constraints' strengths times ``weight``
@@ -447,7 +453,7 @@ class DDMMDPM(BayesianClusteringEstimator):
         grid = {"lam": CV_LAMS if "lam" in auto else (value["lam"],),
                 "constraint_weight": CV_WEIGHTS if "constraint_weight" in auto else (value["constraint_weight"],)}
         candidates = [(lam, cw) for cw in grid["constraint_weight"] for lam in grid["lam"]]
-        trial = self.clone(n_iter=CV_SWEEPS, burn_in=None, thin=1, n_chains=1, progress=False)
+        trial = self.clone(n_iter=CV_SWEEPS, burn_in=None, thin=1, n_chains=1, progress=False, callback=None)
 
         def fit_labels(cand, train, seed):
             return trial.set_params(lam=cand[0], constraint_weight=cand[1], random_state=seed).fit(train).labels_
@@ -488,7 +494,7 @@ class DDMMDPM(BayesianClusteringEstimator):
         params = pot._params(self.phantom_rival, self.reuse_singleton_theta)
         log_new = pot._log_new_unit(model.N)
         no_side = no_side_information(n_items)  # the side information is part of the prior here
-        bar = progress_bar(self.progress, C * n_iter, f"{name} sweeps", unit="sweep")
+        monitor = SweepMonitor(self, C * n_iter, f"{name} sweeps")
         sweep_seconds = 0.0
         row = 0
         for c, chain_rng in enumerate(rng.spawn(C)):
@@ -515,8 +521,8 @@ class DDMMDPM(BayesianClusteringEstimator):
                 if t >= burn_in and (t - burn_in) % thin == 0:
                     samples[row] = chain.z
                     row += 1
-                if bar is not None:
-                    bar.update(1)
+                if monitor(lambda: merged.lift(chain.z), traces["log_joint"][c, t]):
+                    break
             if c == 0:
                 z = chain.z
                 last = canonical_rows(z[None, :])[0]
@@ -524,8 +530,10 @@ class DDMMDPM(BayesianClusteringEstimator):
                 slots[last] = z
                 self.theta_ = theta[slots].copy()
                 self.last_labels_ = last[comp].astype(np.int64)
-        if bar is not None:
-            bar.close()
+            if monitor.stopped:
+                break
+        monitor.close()
+        samples = monitor.kept(samples, row, chain.z)
         last_row = len(samples) - 1 if self.point_estimate == "last" else None
         labels, objective, n_distinct = self._summarise(problem, samples, merged.lift, last_row)
         extra = {"n_samples": int(len(samples)), "n_distinct_partitions": n_distinct}
@@ -534,7 +542,8 @@ class DDMMDPM(BayesianClusteringEstimator):
         info = {**{k: v for k, v in traces.items()}, **extra, "n_items": int(n_items),
                 "sweep_seconds": sweep_seconds, "n_sweeps": int(C * n_iter), "lam": lam,
                 "constraint_weight": weight, **chosen}
-        return labels, ClusteringResult(objective=objective, history=traces["log_joint"][0].tolist(), info=info)
+        history = traces["log_joint"][0][:min(monitor.sweeps, n_iter)].tolist()
+        return labels, ClusteringResult(objective=objective, history=history, info=info)
 
 
 class MMDPM(DDMMDPM):
@@ -574,7 +583,7 @@ class MMDPM(DDMMDPM):
     def __init__(self, *, alpha=1.0, lam=0.5, beta=1.0, base_std=1.0, pa_cap=0.01, margin=1.0, removal_shrink=0.01,
                  bias=False, ml_strength=1.0, cl_penalty=1.0, constraint_weight=1.0, phantom_rival=False,
                  reuse_singleton_theta=False, n_iter=200, burn_in=None, thin=1, n_chains=1, init="single",
-                 point_estimate="binder", random_state=None, progress=False):
+                 point_estimate="binder", random_state=None, progress=False, callback=None):
         self.alpha = alpha
         self.lam = lam
         self.beta = beta
@@ -596,6 +605,7 @@ class MMDPM(DDMMDPM):
         self.point_estimate = point_estimate
         self.random_state = random_state
         self.progress = progress
+        self.callback = callback
 
 
 @register_method("ddmmdpm", "dd-MMDPM: max-margin Dirichlet-process mixture with a distance-dependent prior "

@@ -35,9 +35,9 @@ from numba import njit
 from scipy.special import betaln
 
 from ._params import Boolean, Integer, Real
-from ._utils import check_float, check_random_state, progress_bar
+from ._utils import check_float, check_random_state
 from .base import ClusteringResult, register_method
-from .bayesian import BayesianClusteringEstimator, Choice, Pair, SamplerItems
+from .bayesian import BayesianClusteringEstimator, Choice, Pair, SamplerItems, SweepMonitor
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain
 from .potentials.conjugate import (
@@ -175,6 +175,11 @@ class TVClust(BayesianClusteringEstimator):
     random_state : None, int or numpy.random.Generator, default=None
     progress : bool, default=False
         Show a progress bar over the sweeps.
+    callback : callable or None, default=None
+        ``callback(sweep, labels, log_joint)`` after every sweep (sweeps counted over
+        all chains from 1; node labels; the log joint of ``result_.history``); return
+        True to stop. The answer then summarises the samples kept so far (the current
+        state when none was kept yet).
 
     Attributes
     ----------
@@ -287,7 +292,7 @@ class TVClust(BayesianClusteringEstimator):
     def __init__(self, likelihood="gaussian", *, alpha=1.0, p=0.9, q=0.9, learn_pq=True, p_prior=(10.0, 1.0),
                  q_prior=(10.0, 1.0), learn_alpha=False, alpha_prior=(1.0, 1.0), n_iter=500, burn_in=None, thin=1,
                  n_chains=1, n_split_merge=10, init="rdpmeans", point_estimate="binder", random_state=None,
-                 progress=False):
+                 progress=False, callback=None):
         self.likelihood = likelihood
         self.alpha = alpha
         self.p = p
@@ -306,6 +311,7 @@ class TVClust(BayesianClusteringEstimator):
         self.point_estimate = point_estimate
         self.random_state = random_state
         self.progress = progress
+        self.callback = callback
 
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):
@@ -378,7 +384,7 @@ class TVClust(BayesianClusteringEstimator):
         kept_lj = np.empty(C * len(kept_idx))
         (ap, bp), (aq, bq) = (float(v) for v in self.p_prior), (float(v) for v in self.q_prior)
         a_alpha, b_alpha = (float(v) for v in self.alpha_prior)
-        bar = progress_bar(self.progress, C * n_iter, "TVClust Gibbs", unit="sweep")
+        monitor = SweepMonitor(self, C * n_iter, "TVClust Gibbs")
         sweep_seconds = 0.0
         n_sm = int(self.n_split_merge)
         accepted = 0
@@ -432,26 +438,37 @@ class TVClust(BayesianClusteringEstimator):
                     samples[row] = z
                     kept_lj[row] = lj
                     row += 1
-                if bar is not None:
-                    bar.update(1)
-        if bar is not None:
-            bar.close()
+                if monitor(lambda: merged.lift(chain.z), lj):
+                    break
+            if monitor.stopped:
+                break
+        monitor.close()
 
         # ---------------------------------------------------------------- summaries
+        if monitor.stopped:  # the callback ended the run: what was kept (or the current state)
+            kept_lj = kept_lj[:row] if row else np.array([lj])
+            samples = monitor.kept(samples, row, chain.z)
         best_row = int(np.argmax(kept_lj)) if self.point_estimate == "map" else None
         labels, loss, n_distinct = self._summarise(problem, samples, merged.lift, best_row)
-        kept = traces["p"][:, kept_idx]
-        self.p_ = float(kept.mean())
-        self.q_ = float(traces["q"][:, kept_idx].mean())
-        self.alpha_ = float(traces["alpha"][:, kept_idx].mean())
+        if monitor.stopped:  # the sweeps that ran and would have been kept (else the last one)
+            ran = np.zeros(C * n_iter, dtype=bool)
+            ran[:monitor.sweeps] = True
+            keep = ran.reshape(C, n_iter) & np.isin(np.arange(n_iter), kept_idx)[None, :]
+            if not keep.any():
+                keep.flat[monitor.sweeps - 1] = True
+            self.p_, self.q_, self.alpha_ = (float(traces[key][keep].mean()) for key in ("p", "q", "alpha"))
+        else:
+            self.p_ = float(traces["p"][:, kept_idx].mean())
+            self.q_ = float(traces["q"][:, kept_idx].mean())
+            self.alpha_ = float(traces["alpha"][:, kept_idx].mean())
         self.log_joint_ = traces["log_joint"]
         self.likelihood_ = provider
         info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": n_distinct,
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds,
                 "n_sweeps": int(C * n_iter), "point_estimate": self.point_estimate,
                 "split_merge_accepted": int(accepted), "pair_counts": pair_counts}
-        return labels, ClusteringResult(objective=loss, history=traces["log_joint"][0].tolist(),
-                                        info=info)
+        history = traces["log_joint"][0][:min(monitor.sweeps, n_iter)].tolist()
+        return labels, ClusteringResult(objective=loss, history=history, info=info)
 
 def _escobar_west(alpha, K, N, a, b, rng):
     """One draw of ``α | K`` under a Gamma(a, b) prior (Escobar & West 1995, §6)."""
