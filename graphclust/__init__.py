@@ -37,6 +37,7 @@ from . import segmentation
 from .segmentation import Segmentation, segment
 from .ddmmdpm import DDMMDPM, MMDPM
 from .dcp import DCP, DCPKernel
+from .auto import AutoCluster, cluster
 
 __version__ = "0.1.0.dev0"
 
@@ -74,6 +75,8 @@ __all__ = [
     "solve",
     "InferenceResult",
     # estimators
+    "cluster",
+    "AutoCluster",
     "SpectralClustering",
     "COSC",
     "HMRF",

@@ -201,7 +201,7 @@ class HMRF(ClusteringEstimator):
         self.callback = callback
 
     # ------------------------------------------------------------------ fit
-    def _fit(self, problem):
+    def _fit(self, problem, start=None):
         rng = check_random_state(self.random_state)
         provider = (self.potentials or Centroids(2)).clone()
         provider._validate_params()
@@ -228,7 +228,8 @@ class HMRF(ClusteringEstimator):
                 "lower n_clusters or soften the must-links", n_clusters=K,
             )
         # the k-means start is computed once: the cross-validation fits share it
-        start = self._kmeans_start(problem, provider, rng) if self._default_init() else None
+        if start is None and self._default_init():
+            start = self._kmeans_start(problem, provider, rng)
         factor, closure, cv_info = self._constraint_trust(problem, report, rng, start)
         if self.init is None and factor > 0 and report.n_components < problem.n_nodes:
             if self.use_closure == "auto" and not closure:
@@ -367,7 +368,10 @@ class HMRF(ClusteringEstimator):
         candidates = [(f, False) for f in CV_FACTORS]
         if closure and self.use_closure == "auto":
             candidates.insert(0, (1.0, True))
-        trial = self._trial() if start is None else self._trial().set_params(init=start)
+        # each trial fit runs the same procedure as the final fit (with init=None, both
+        # starts): a candidate judged from the k-means start alone loses where only the
+        # neighbourhoods start finds the answer (a metric learnt from the constraints)
+        trial = self._trial()
         unconstrained = []  # factor 0 ignores the soft constraints: one fit serves every fold
 
         def fit_labels(cand, train, seed):
@@ -375,8 +379,9 @@ class HMRF(ClusteringEstimator):
                 return unconstrained[0]
             with warnings.catch_warnings():  # conflicts in the folds are expected
                 warnings.simplefilter("ignore", UserWarning)
-                labels = trial.set_params(constraint_weight=cand[0], use_closure=cand[1] or self.use_closure is True,
-                                          random_state=seed).fit(train).labels_
+                trial.set_params(constraint_weight=cand[0], use_closure=cand[1] or self.use_closure is True,
+                                 random_state=seed)
+                labels = trial._fit(train, start)[0]
             if cand[0] == 0.0:
                 unconstrained.append(labels)
             return labels

@@ -121,3 +121,32 @@ def test_the_data_vote_breaks_ties_towards_what_the_features_contradict():
     far_ml = int(np.flatnonzero((pairs == [1, 2]).all(1))[0])
     near_ml = int(np.flatnonzero((pairs == [0, 1]).all(1))[0])
     assert p[far_ml] < p[near_ml] and (p > 0).all()
+
+
+def test_clustering_suspects_are_what_a_robust_clustering_breaks_and_leave_consistent_rest():
+    """method="clustering": the suspects are the soft constraints the noise-robust
+    clustering breaks, so every one kept is kept by that clustering (consistent), and on
+    separated blobs they are the flipped ones, conflict or not."""
+    from graphclust.metrics import violated_mask
+
+    X, y = gc.datasets.make_blobs(150, n_clusters=3, cluster_std=0.6, random_state=1)
+    S = gc.SideInfo.sample(y, 400, noise=0.1, random_state=2)
+    report = gc.suspects(S, X, n_clusters=3, random_state=0)
+    assert report.method == "clustering" and report.clustering is not None
+    index = {i: i for i in range(len(y))}
+    pairs, w = S.to_arrays(index)
+    flipped = (y[pairs[:, 0]] == y[pairs[:, 1]]) != (w > 0)
+    chosen = np.zeros(len(w), dtype=bool)
+    chosen[report.rows] = True
+    labels = report.clustering.labels_
+    np.testing.assert_array_equal(chosen, violated_mask(labels, pairs, w))
+    assert (chosen & flipped).sum() / chosen.sum() > 0.95 and (chosen & flipped).sum() / flipped.sum() > 0.95
+    fixed, again = gc.repair(S, X, n_clusters=3, random_state=0)
+    np.testing.assert_array_equal(again.rows, report.rows)
+    assert len(fixed) == len(S) - chosen.sum() and not fixed.check().conflicts
+    repair_only = gc.suspects(S, X, method="repair")
+    assert repair_only.method == "repair" and repair_only.exact in (True, False)
+    with pytest.raises(gc.errors.InvalidParameterError, match="method"):
+        gc.suspects(S, X, method="vote")
+    with pytest.raises(gc.errors.InvalidParameterError, match="node features"):
+        gc.suspects(S, method="clustering")

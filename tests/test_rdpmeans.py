@@ -145,7 +145,7 @@ def test_history_never_increases_at_fixed_xi(kind):
 def test_annealing_monotone_within_every_xi_stage():
     for seed in range(15):
         X, y, S, P = blobs_problem(seed, noise=0.2)
-        est = RDPMeans(n_clusters=3, random_state=seed).fit(P)
+        est = RDPMeans(n_clusters=3, xi="anneal", random_state=seed).fit(P)
         info = est.result_.info
         h, before = np.array(est.result_.history), np.array(info["objective_before"])
         # every pass lowers J under its own ξ
@@ -350,7 +350,7 @@ def test_history_and_objective_are_energy_evaluate(case):
         else:
             P = gc.Problem.from_array(X, S)
         seen = []
-        params = dict(lam=0.05, xi=0.02, divergence="kl") if kind == "kl" else dict(lam=2.0)
+        params = dict(lam=0.05, xi=0.02, divergence="kl") if kind == "kl" else dict(lam=2.0, xi="anneal")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # soft cannot-links inside merged groups
             est = RDPMeans(random_state=seed, callback=lambda t, z, J: seen.append((z, J)), **params).fit(P)
@@ -406,7 +406,7 @@ def test_seeds_give_the_labels_recorded_before_the_engine_moved(case, monkeypatc
     X, y = gc.datasets.make_blobs(40, 3, 2, separation=3.0, random_state=0)
     S = gc.SideInfo.sample(y, n_pairs=40, noise=0.2, random_state=0)
     if case == "anneal":
-        est = RDPMeans(n_clusters=3, random_state=0).fit(X, S)
+        est = RDPMeans(n_clusters=3, xi="anneal", random_state=0).fit(X, S)
     elif case == "fixed":
         est = RDPMeans(lam=2.0, xi=(0.5, 1.5), random_state=1).fit(X, S)
     elif case == "pq":
@@ -431,7 +431,7 @@ def test_seeds_give_the_labels_recorded_before_the_engine_moved(case, monkeypatc
         monkeypatch.setattr(rdpmeans, "_BLOCK", 16)
         X3, y3 = gc.datasets.make_blobs(200, 4, 3, separation=2.5, random_state=7)
         S3 = gc.SideInfo.sample(y3, n_pairs=150, noise=0.1, random_state=7)
-        est = RDPMeans(n_clusters=4, random_state=7).fit(X3, S3)
+        est = RDPMeans(n_clusters=4, xi="anneal", random_state=7).fit(X3, S3)
     passes, labels = RECORDED[case]
     assert est.labels_.tolist() == [ord(ch) - 48 for ch in labels]
     assert est.result_.info["iterations"] == passes
@@ -499,7 +499,7 @@ def test_all_noise_constraints():
     anti = RDPMeans(n_clusters=3, xi="pq", p_link=0.1, random_state=5).fit(X, S)
     assert anti.xi_[0] < 0 and anti.xi_[1] < 0
     assert gc.ari(y, anti.labels_) == 1.0
-    annealed = RDPMeans(n_clusters=3, random_state=5).fit(X, S)
+    annealed = RDPMeans(n_clusters=3, xi="anneal", random_state=5).fit(X, S)
     assert gc.ari(y, annealed.labels_) < 0.5
 
 
@@ -531,11 +531,174 @@ def test_clean_constraints_fix_a_bad_lambda():
     X, y = gc.datasets.make_blobs(80, 2, 2, separation=3, random_state=1)
     assert DPMeans(lam=30.0, random_state=0).fit(X).n_clusters_ == 1
     S = gc.SideInfo.sample(y, n_pairs=150, random_state=1)
-    est = RDPMeans(lam=30.0, n_init=5, random_state=0).fit(X, S)
+    est = RDPMeans(lam=30.0, xi="anneal", n_init=5, random_state=0).fit(X, S)
     assert est.n_clusters_ == 2 and gc.ari(y, est.labels_) > 0.9
     assert est.result_.violations.n_violated == 0
-    wins = [RDPMeans(lam=30.0, n_init=n, random_state=s).fit(X, S).n_clusters_ == 2 for n in (1, 5) for s in range(8)]
+    wins = [RDPMeans(lam=30.0, xi="anneal", n_init=n, random_state=s).fit(X, S).n_clusters_ == 2 for n in (1, 5)
+            for s in range(8)]
     assert sum(wins[8:]) >= 6 and sum(wins[8:]) > sum(wins[:8])
+
+
+# ---------------------------------------------------------------------- the noise-aware default (issue #26)
+def test_default_does_not_fall_below_kmeans_where_annealing_does():
+    """Planted noise (20 % of 1346 pairs flipped, 6 blobs in 8-D): annealing (the old
+    default) enforces the wrong links and falls far below k-means; the default (k-means
+    start, ξ chosen by cross-validation over the constraints) stays above it."""
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    km, old, new = [], [], []
+    for seed in (0, 2):
+        X, y = gc.datasets.make_blobs(300, 6, 8, separation=2.5, random_state=seed)
+        S = gc.SideInfo.sample(y, n_pairs=1346, noise=0.2, random_state=seed)
+        with threadpool_limits(1):  # (threads only slow a fit this small down)
+            km.append(gc.pairwise_f_measure(y, KMeans(6, n_init=10, random_state=seed).fit(X).labels_))
+        old.append(gc.pairwise_f_measure(y, RDPMeans(n_clusters=6, xi="anneal", random_state=seed).fit(X, S).labels_))
+        est = RDPMeans(n_clusters=6, random_state=seed).fit(X, S)
+        new.append(gc.pairwise_f_measure(y, est.labels_))
+        assert est.result_.info["xi_mode"] == "auto" and est.result_.info["init"] == "kmeans"
+    assert np.mean(old) < np.mean(km) - 0.2
+    assert np.mean(new) >= np.mean(km)
+
+
+@pytest.mark.parametrize("noise", [0.05, 0.15, 0.3])
+def test_link_accuracy_estimate_recovers_the_flip_rate(noise):
+    """Well-separated blobs and 4000 pairs: the held-out estimates of p and q (the
+    fraction of must-links among pairs the fit puts together, of cannot-links among
+    pairs it keeps apart, on constraints the fit did not see) match the realised
+    accuracy of the constraints."""
+    X, y = gc.datasets.make_blobs(900, 4, 2, separation=8, random_state=1)
+    S = gc.SideInfo.sample(y, n_pairs=4000, noise=noise, random_state=1)
+    pairs, w = S.to_arrays({i: i for i in range(len(y))})
+    same = y[pairs[:, 0]] == y[pairs[:, 1]]
+    p_true = np.mean(w[same] > 0)  # realised P(may-link | same class)
+    q_true = np.mean(w[~same] < 0)
+    info = RDPMeans(n_clusters=4, random_state=1).fit(X, S).result_.info
+    assert info["p_link_estimate"] == pytest.approx(p_true, abs=0.02)
+    assert info["q_link_estimate"] == pytest.approx(q_true, abs=0.02)
+    assert abs(p_true - (1 - noise)) < 0.05
+
+
+def test_cross_validation_trusts_clean_links_and_drops_pure_noise():
+    X, y = gc.datasets.make_blobs(240, 4, 2, separation=3.0, random_state=4)
+    clean = RDPMeans(n_clusters=4, random_state=4).fit(X, gc.SideInfo.sample(y, n_pairs=800, random_state=4))
+    info = clean.result_.info
+    assert info["link_accuracy"] == rdpmeans.AUTO_LINK_ACCURACIES[0]
+    assert clean.xi_ == pytest.approx(xi_from_pq(info["link_accuracy"], noise_var=info["noise_var"]))
+    assert set(info["xi_cv"]) == {*rdpmeans.AUTO_LINK_ACCURACIES, 0.5}
+    # coin-flip links (every pair's type drawn at random): nothing beats ξ = 0
+    rng = np.random.default_rng(4)
+    pairs = np.unique(np.sort(rng.choice(240, size=(1200, 2)), axis=1), axis=0)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    S = gc.SideInfo([(int(a), int(b), float(rng.choice([-1.0, 1.0]))) for a, b in pairs])
+    noise = RDPMeans(n_clusters=4, random_state=4).fit(X, S)
+    stage = RDPMeans(n_clusters=4, xi=0.0, init="kmeans", random_state=4).fit(X)
+    assert noise.result_.info["link_accuracy"] == 0.5 and noise.xi_ == (0.0, 0.0)
+    assert gc.ari(noise.labels_, stage.labels_) > 0.95
+
+
+def test_kmeans_stage_and_its_lambda():
+    """init="kmeans": restart 0 starts from the best of 10 k-means runs; λ = max(gain of a
+    (k+1)-th cluster, largest node cost), so with ξ = 0 no node opens a cluster and the
+    k-means answer stays."""
+    X, y = gc.datasets.make_blobs(200, 4, 3, separation=2.0, random_state=5)
+    est = RDPMeans(n_clusters=4, xi=0.0, init="kmeans", n_init=1, random_state=5).fit(X)
+    stage = est.result_.info["kmeans_stage"]
+    assert est.lam_ == stage["lam"] == max(stage["gain"], stage["max_node_cost"]) > 0
+    assert stage["k"] == 4 and est.n_clusters_ == 4 and est.result_.info["iterations"] == 1
+    # the stage's objective is the k-means objective of the answer (a Lloyd fixed point)
+    sse = float(((X - est.centroids_[est.labels_]) ** 2).sum())
+    assert stage["objective"] == pytest.approx(sse, rel=1e-9)
+    assert est.result_.objective == pytest.approx(sse + 4 * est.lam_, rel=1e-9)
+    D = ((X[:, None, :] - est.centroids_[None]) ** 2).sum(-1)
+    np.testing.assert_array_equal(D.argmin(1), est.labels_)
+    assert D.min(1).max() <= est.lam_
+    # later restarts start from fresh k-means++ seeds; the lowest J is kept
+    many = RDPMeans(n_clusters=4, xi=1.0, init="kmeans", n_init=4, random_state=5).fit(X)
+    info = many.result_.info
+    assert info["n_init"] == 4 and info["best_init"] == int(np.argmin(info["init_objectives"]))
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.2, 0.4])
+def test_default_cluster_count_stays_within_two_and_twice_the_hint(noise):
+    for seed in range(3):
+        for k, (X, y) in [(3, gc.datasets.make_blobs(150, 3, 2, separation=1.5, random_state=seed)),
+                          (2, gc.datasets.make_moons(120, noise=0.1, random_state=seed)),
+                          (5, (np.random.default_rng(seed).uniform(size=(150, 3)), np.arange(150) % 5))]:
+            S = gc.SideInfo.sample(y, n_pairs=300, noise=noise, random_state=seed)
+            est = RDPMeans(n_clusters=k, random_state=seed).fit(X, S)
+            assert 2 <= est.n_clusters_ <= 2 * k
+            assert est.result_.info["n_clusters_bounds"] == (2, 2 * k)
+
+
+def test_out_of_bounds_setting_falls_back_to_a_weaker_one(monkeypatch):
+    """A hint of 2 for 8 blobs and 3000 clean cannot-links (too few must-links to
+    cross-validate, so the strongest setting is tried first): near-hard links open a
+    cluster per blob in every restart, more than 2k = 4; the next weaker setting keeps
+    within the bounds."""
+    monkeypatch.setattr(rdpmeans, "AUTO_LINK_ACCURACIES", (1 - 1e-9, 0.99, 0.9, 0.7))
+    X, y = gc.datasets.make_blobs(240, 8, 2, separation=8, random_state=0)
+    rng = np.random.default_rng(0)
+    pairs = rng.choice(240, size=(6000, 2))
+    pairs = pairs[(pairs[:, 0] != pairs[:, 1]) & (y[pairs[:, 0]] != y[pairs[:, 1]])][:3000]
+    S = gc.SideInfo.from_pairs(cannot=[tuple(map(int, p)) for p in pairs])
+    est = RDPMeans(n_clusters=2, random_state=0).fit(X, S)
+    info = est.result_.info
+    assert info["out_of_bounds"] == [1 - 1e-9] and info["link_accuracy"] == 0.99
+    assert 2 <= est.n_clusters_ <= 4 and all(2 <= K <= 4 for K in info["init_n_clusters"])
+    strongest = RDPMeans(n_clusters=2, xi=info["xi_candidates"][1 - 1e-9], lam=est.lam_, init="kmeans",
+                         random_state=0).fit(X, S)
+    assert strongest.n_clusters_ > 4
+
+
+def test_no_hint_scans_k_by_constraint_agreement():
+    X, y = gc.datasets.make_blobs(200, 4, 2, separation=5.0, random_state=6)
+    S = gc.SideInfo.sample(y, n_pairs=400, noise=0.1, random_state=6)
+    est = RDPMeans(random_state=6).fit(X, S)
+    scan = est.result_.info["n_clusters_scan"]
+    assert sorted(scan) == list(range(2, 21)) and max(scan, key=scan.get) == 4
+    assert est.result_.info["n_clusters_bounds"] == (2, 8) and 4 <= est.n_clusters_ <= 8
+    assert gc.ari(y, est.labels_) > 0.9
+    # without constraints there is nothing to scan with: the gap rule's k (see dp_lambda)
+    plain = RDPMeans(random_state=6).fit(X)
+    assert "n_clusters_scan" not in plain.result_.info and plain.xi_ == (0.0, 0.0)
+
+
+def test_default_with_hard_constraints_and_kl():
+    X, y = gc.datasets.make_blobs(90, 3, 2, separation=4, random_state=7)
+    soft = gc.SideInfo.sample(y, n_pairs=200, noise=0.1, random_state=7)
+    same = [(a, b) for a in range(90) for b in range(a + 1, 90) if y[a] == y[b]][:6]
+    apart = [(a, b) for a in range(90) for b in range(a + 1, 90) if y[a] != y[b]][:3]
+    taken = set(same) | set(apart)
+    S = gc.SideInfo([*[e for e in soft.edges() if (e[0], e[1]) not in taken],
+                     *[(a, b, math.inf) for a, b in same], *[(a, b, -math.inf) for a, b in apart]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a soft cannot-link inside a merged group (always violated)
+        est = RDPMeans(n_clusters=3, random_state=7).fit(X, S)
+    assert all(est.labels_[a] == est.labels_[b] for a, b in same)
+    assert all(est.labels_[a] != est.labels_[b] for a, b in apart)
+    assert est.result_.info["n_super_nodes"] < 90 and gc.ari(y, est.labels_) > 0.9
+    Xh, yh = histograms(7)
+    kl = RDPMeans(n_clusters=3, divergence="kl", random_state=7).fit(Xh, gc.SideInfo.sample(yh, n_pairs=150,
+                                                                                              random_state=7))
+    assert kl.result_.info["noise_var"] == pytest.approx(1 / 200) and gc.ari(yh, kl.labels_) == 1.0
+
+
+def test_explicit_settings_keep_the_papers_start():
+    """xi given explicitly: one starting cluster at the mean, λ by farthest-first, one run
+    (the behaviour before the noise-aware default)."""
+    X, y, S, P = blobs_problem(0)
+    for xi in ("anneal", 1.0):
+        info = RDPMeans(n_clusters=3, xi=xi, random_state=0).fit(P).result_.info
+        assert info["init"] == "mean" and info["lam_rule"] == "farthest_first" and info["n_init"] == 1
+        assert "kmeans_stage" not in info and info["n_clusters_bounds"] is None
+    start = np.arange(len(X)) % 3
+    given = RDPMeans(lam=3.0, xi=1.0, init=start, random_state=0).fit(P)
+    assert given.result_.info["init"] == "given"
+    with pytest.raises(InvalidParameterError, match="init of RDPMeans must be"):
+        RDPMeans(lam=3.0, init=start[:5]).fit(P)
+    with pytest.raises(InvalidParameterError, match="init of RDPMeans must be one of"):
+        RDPMeans(lam=3.0, init="kmeans++").fit(P)
 
 
 # ---------------------------------------------------------------------- λ rules
@@ -706,20 +869,20 @@ def test_callback_and_progress():
 
 def test_patience_and_uncapped_schedule():
     X, y, S, P = blobs_problem(10, noise=0.0)
-    capped = RDPMeans(n_clusters=3, random_state=0).fit(P)
-    free = RDPMeans(n_clusters=3, xi_max=None, patience=5, anneal_stop="patience", random_state=0).fit(P)
+    capped = RDPMeans(n_clusters=3, xi="anneal", random_state=0).fit(P)
+    free = RDPMeans(n_clusters=3, xi="anneal", xi_max=None, patience=5, anneal_stop="patience", random_state=0).fit(P)
     assert free.result_.info["stop"] == "patience"
     assert free.result_.info["xi_max"] is None
     np.testing.assert_array_equal(free.labels_, capped.labels_)  # constraints act as hard in both
     # the default stop of the uncapped schedule: an unchanged pass once ξ >= ξ_sat
-    sat = RDPMeans(n_clusters=3, xi_max=None, random_state=0).fit(P)
+    sat = RDPMeans(n_clusters=3, xi="anneal", xi_max=None, random_state=0).fit(P)
     info = sat.result_.info
     assert info["stop"] == "converged" and info["n_changed"][-1] == 0
     assert info["xi_schedule"][-1][0] >= info["xi_saturation"] > info["xi_schedule"][-2][0] / 2
-    low = RDPMeans(n_clusters=3, xi_max=0.01, random_state=0).fit(P)
+    low = RDPMeans(n_clusters=3, xi="anneal", xi_max=0.01, random_state=0).fit(P)
     assert max(x[0] for x in low.result_.info["xi_schedule"]) == 0.01
     # a steep uncapped schedule saturates at 1e300 instead of overflowing
-    steep = RDPMeans(n_clusters=3, xi_max=None, xi_rate=1e10, anneal_stop="patience", patience=40,
+    steep = RDPMeans(n_clusters=3, xi="anneal", xi_max=None, xi_rate=1e10, anneal_stop="patience", patience=40,
                      random_state=0).fit(P)
     assert steep.xi_ == (1e300, 1e300) and np.isfinite(steep.result_.objective)
 
@@ -742,7 +905,7 @@ def test_restarts_keep_the_lowest_objective():
         assert many.result_.objective <= one.result_.objective + 1e-9
     # annealed restarts end at different ξ: they are compared at the largest, by the oracle
     X, y, S, P = blobs_problem(3, noise=0.25)
-    est = RDPMeans(n_clusters=3, xi_max=None, n_init=4, random_state=0).fit(P)
+    est = RDPMeans(n_clusters=3, xi="anneal", xi_max=None, n_init=4, random_state=0).fit(P)
     xi1, xi2 = est.result_.info["init_xi"]
     assert (xi1, xi2) >= est.xi_
     J = objective(X, np.ones(len(X)), est.labels_, est.centroids_, P.constraints, P.constraint_weights,
@@ -763,8 +926,8 @@ def test_saturation_stop_outlasts_an_early_quiet_spell():
     S = gc.SideInfo.sample(y, n_pairs=120, random_state=5)
     lam = 40.0 * 1000.0 ** 2
     dp = DPMeans(lam=lam, random_state=0).fit(X)
-    paper = RDPMeans(lam=lam, xi_max=None, anneal_stop="patience", random_state=0).fit(X, S)
-    ours = RDPMeans(lam=lam, xi_max=None, random_state=0).fit(X, S)
+    paper = RDPMeans(lam=lam, xi="anneal", xi_max=None, anneal_stop="patience", random_state=0).fit(X, S)
+    ours = RDPMeans(lam=lam, xi="anneal", xi_max=None, random_state=0).fit(X, S)
     assert paper.result_.info["stop"] == "patience"
     assert paper.xi_[0] < 1e3 and paper.result_.violations.n_violated > 0
     np.testing.assert_array_equal(paper.labels_, dp.labels_)

@@ -15,11 +15,16 @@ this module adds what makes it a clustering method with a guarantee:
   than ``C0`` (Theorem 2.1), so **every consistent constraint set is satisfied for
   k = 2** in hard mode;
 * soft mode (a user ``gamma`` trades the cut against violated constraint weight) and
-  ``k > 2`` by recursive splitting (no guarantee; violations are reported).
+  ``k > 2`` by recursive splitting (no guarantee; violations are reported);
+* ``mode="auto"`` (the default): hard mode when the constraints allow it and held-out
+  constraints do not reject it, otherwise soft mode at a price chosen by
+  cross-validation over the constraints (:mod:`graphclust.selection`);
+* a k-NN graph of the features when the data come without one.
 """
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -30,9 +35,12 @@ from .._params import Boolean, Callable, Integer, Optional, Options, RandomState
 from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
+from ..graphs import knn_matrix
 from ..merge import contract
 from ..metrics import cut_weights, violated_mask
 from ..problem import Problem
+from ..selection import above_chance, cross_validate_constraints, paired_standard_error
+from ..sideinfo import check_constraints
 from .multilevel import coarsen, merge_groups
 from .onespectral import cosc_bipartition, spectral_start
 from .ratiodca import RatioProblem, _optimal_threshold, _set_ratio
@@ -51,6 +59,13 @@ _TINY_WEIGHT = 1e-12  # vertex weights below this fraction of the largest are tr
 _MAX_COMPONENT_CANDIDATES = 50  # component-vs-rest splits tried in a disconnected cluster (k > 2)
 _CONTINUATION_INNER_ITER = 1600  # inner-iteration cap of warm-started runs
 _FRESH_INNER_ITER = 1600  # and of fresh runs
+#: mode="auto": the soft prices tried, strongest first, in units of the mean weighted degree
+AUTO_GAMMA_FACTORS = (1.0, 0.3, 0.1)
+#: mode="auto" without cross-validation (too few constraints) and infeasible constraints
+AUTO_GAMMA_DEFAULT = 0.3
+AUTO_CV_FOLDS = 3
+#: fewer soft must-links or cannot-links than this: no cross-validation
+AUTO_CV_MIN_PER_KIND = 10
 
 
 def _check_n_jobs(value, name):
@@ -85,16 +100,23 @@ class COSC(ClusteringEstimator):
         the fewest violations found by the schedule is kept. No guarantee for k > 2:
         violations are reported in ``result_.violations``.
     cut : {"ncut", "rcut"}, default="ncut"
-    mode : {"hard", "soft"}, default="hard"
+    mode : {"auto", "hard", "soft"}, default="auto"
         ``"hard"``: every constraint is treated as hard, **whatever its weight in the
         side information** (soft weights are made hard); the ``gamma`` schedule and
         the fallback return a partition violating none for ``n_clusters=2``.
+        Inconsistent constraints raise (:class:`~graphclust.errors.InfeasibleConstraintsError`
+        with the witness path, or :class:`~graphclust.errors.TooFewClustersError` for
+        cannot-links that form an odd cycle with ``n_clusters=2``).
         ``"soft"``: hard must-links are merged, every other constraint is priced at
         ``gamma * |weight|`` (a hard cannot-link counts with weight 1).
+        ``"auto"``: hard mode when it can satisfy the constraints and the held-out
+        constraints do not reject it, otherwise soft mode at a cross-validated
+        ``gamma`` (see Notes); never raises for inconsistent soft constraints.
     gamma : float or None, default=None
         Soft mode: the price of one unit of violated constraint weight (required).
         Hard mode: the first positive value of the schedule (default ``0.2`` times the
-        mean edge weight).
+        mean edge weight). Auto mode: the only soft price tried (``None``: a grid
+        scaled to the graph, see Notes).
     n_starts : int, default=5
         RatioDCA starts per split: the spectral start plus ``n_starts - 1`` Gaussian
         random vectors (the constraint-satisfying partition is added in hard mode).
@@ -119,6 +141,12 @@ class COSC(ClusteringEstimator):
         the recursive k-way partition, or the one bipartition for two clusters, with
         the labels so far in node order and their balanced cut. Returning True stops
         splitting (fewer clusters than asked are then returned).
+    n_neighbors : int, default=10
+        Data given as features without a graph (a feature array, or a
+        :class:`~graphclust.Problem` without edges) is clustered on
+        ``knn_matrix(X, n_neighbors, bandwidth="self-tuning")``: the symmetric k-NN
+        graph with locally scaled Gaussian weights (the graph of the COSC paper's
+        group). A given graph is used as it is.
 
     Attributes
     ----------
@@ -127,6 +155,8 @@ class COSC(ClusteringEstimator):
         See :class:`~graphclust.base.ClusteringEstimator`.
     cut_value_ : float
         Total weight of the cut data edges.
+    affinity_matrix_ : scipy.sparse.csr_array of shape (n_nodes, n_nodes)
+        The similarity graph clustered: the given one or the k-NN graph built.
     result_ : ClusteringResult
         ``objective``: the balanced cut ``sum_l cut(C_l)/gvol(C_l)`` on the original
         graph (equal to ``cut * gvol(V) / (gvol(C) gvol(C'))`` for two clusters;
@@ -136,6 +166,10 @@ class COSC(ClusteringEstimator):
         ``start_cut`` (balanced cut of the constraint-satisfying start), ``history``
         (per ``gamma``: the ratio, violations and RatioDCA inner iterations of every
         run) and ``n_super_nodes``; multilevel runs add ``levels`` and ``refined``.
+        ``mode="auto"`` adds ``mode`` (the one used), ``mode_reason`` (why),
+        ``gamma_scale`` (the mean weighted degree) and, when it cross-validated,
+        ``constraint_cv`` (held-out agreement per candidate); a built graph adds
+        ``graph``.
         ``history``: the objective after every outer step (split).
 
     Notes
@@ -184,7 +218,7 @@ class COSC(ClusteringEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "n_clusters": Integer(low=2),
         "cut": Options("ncut", "rcut"),
-        "mode": Options("hard", "soft"),
+        "mode": Options("auto", "hard", "soft"),
         "gamma": Optional(Real(low=0.0)),
         "n_starts": Integer(low=1),
         "tol": Real(low=0.0, low_open=True),
@@ -194,11 +228,15 @@ class COSC(ClusteringEstimator):
         "random_state": RandomState(),
         "progress": Boolean(),
         "callback": Callable(),
+        "n_neighbors": Integer(low=1),
     }
+    #: soft splits of a cluster expected to hold more than two classes price its
+    #: cannot-links too (mode="soft"); the fits of mode="auto" turn this off
+    _price_early_cannot_links = True
 
-    def __init__(self, n_clusters=2, *, cut="ncut", mode="hard", gamma=None, n_starts=5, tol=1e-4,
+    def __init__(self, n_clusters=2, *, cut="ncut", mode="auto", gamma=None, n_starts=5, tol=1e-4,
                  max_gamma_steps=12, multilevel="auto", n_jobs=None, random_state=None, progress=False,
-                 callback=None):
+                 callback=None, n_neighbors=10):
         self.n_clusters = n_clusters
         self.cut = cut
         self.mode = mode
@@ -211,6 +249,7 @@ class COSC(ClusteringEstimator):
         self.random_state = random_state
         self.progress = progress
         self.callback = callback
+        self.n_neighbors = n_neighbors
 
     # ------------------------------------------------------------------ driver
     def _check_params(self):
@@ -218,7 +257,83 @@ class COSC(ClusteringEstimator):
             raise InvalidParameterError("gamma of COSC is required in mode='soft' (the price of one violation)")
 
     def _fit(self, problem):
-        rng = check_random_state(self.random_state)
+        problem, graph_info = self._data_graph(problem)
+        self.affinity_matrix_ = problem.W
+        if self.mode != "auto":
+            labels, result = self._fit_mode(problem, check_random_state(self.random_state))
+        else:
+            rng = check_random_state(self.random_state)
+            mode, gamma, choice = self._auto_choice(problem, rng)
+            run = self._resolved(mode, gamma, random_state=rng)
+            labels, result = run._fit_mode(problem, rng)
+            self.cut_value_ = run.cut_value_
+            result.info.update(choice)
+            if mode == "soft":
+                result.info["gamma"] = gamma
+        result.info.update(graph_info)
+        return labels, result
+
+    def _data_graph(self, problem):
+        """The problem with the k-NN graph of its features when it has no edges."""
+        if problem.n_edges or problem.X is None or problem.n_nodes < 2:
+            return problem, {}
+        k = min(self.n_neighbors, problem.n_nodes - 1)
+        W = knn_matrix(problem.feature_means, n_neighbors=k, bandwidth="self-tuning")
+        return replace(problem, W=W), {"graph": f"knn_matrix(X, n_neighbors={k}, bandwidth='self-tuning')"}
+
+    def _resolved(self, mode, gamma, **params):
+        """A copy that fits in ``mode`` at ``gamma``: what ``mode="auto"`` chose, or one
+        of its cross-validation candidates. Its soft splits of clusters holding more
+        than two classes price must-links only (see the class Notes)."""
+        est = self.clone(mode=mode, gamma=gamma, **params)
+        est._price_early_cannot_links = False
+        return est
+
+    def _auto_choice(self, problem, rng):
+        """``(mode, gamma, info)`` for ``mode="auto"``: see the class docstring."""
+        w = problem.constraint_weights
+        feasible, why = _hard_feasible(problem, self.n_clusters)
+        degree = problem.degrees()
+        scale = float(degree.mean()) if degree.size and degree.mean() > 0 else 1.0
+        gammas = [float(self.gamma)] if self.gamma is not None else [f * scale for f in AUTO_GAMMA_FACTORS]
+        info = {"mode": None, "mode_reason": why, "gamma_scale": scale}
+        soft = np.isfinite(w)
+        n_kind = min(int((soft & (w > 0)).sum()), int((soft & (w < 0)).sum()))
+        if n_kind < AUTO_CV_MIN_PER_KIND:
+            few = f"fewer than {AUTO_CV_MIN_PER_KIND} soft must-links or cannot-links: no cross-validation"
+            info["mode_reason"] = f"{why}; {few}"
+            if feasible:
+                info["mode"] = "hard"
+                return "hard", None, info
+            gamma = float(self.gamma) if self.gamma is not None else AUTO_GAMMA_DEFAULT * scale
+            info["mode"] = "soft"
+            return "soft", gamma, info
+        candidates = ([("hard", None)] if feasible else []) + [("soft", g) for g in gammas]
+        if candidates[-1] != ("soft", 0.0):
+            candidates.append(("soft", 0.0))  # the floor: the data alone (hard must-links merged)
+
+        def fit_labels(cand, train, seed):
+            est = self._resolved(cand[0], cand[1], random_state=seed, progress=False, callback=None)
+            return est._fit_mode(train, check_random_state(seed))[0]
+
+        scores, kept = cross_validate_constraints(fit_labels, problem, candidates, n_folds=AUTO_CV_FOLDS,
+                                                  random_state=rng, return_kept=True)
+        # the strongest candidate within one paired standard error of the best
+        top = int(np.argmax(scores))
+        pick = next(c for c in range(len(candidates))
+                    if scores[top] - scores[c] <= paired_standard_error(kept[top], kept[c], w))
+        reason = "the strongest candidate within one standard error of the best held-out agreement"
+        if not feasible and not above_chance(scores.max(), w):
+            pick = len(candidates) - 1
+            reason = "no candidate keeps the held-out constraints better than coin flips: they are ignored"
+        mode, gamma = candidates[pick]
+        info.update(mode=mode, mode_reason=f"{why}; {reason}",
+                    constraint_cv={("hard" if m == "hard" else f"soft {g:.4g}"): float(v)
+                                   for (m, g), v in zip(candidates, scores)})
+        return mode, gamma, info
+
+    def _fit_mode(self, problem, rng):
+        """Fit in ``self.mode`` (``"hard"`` or ``"soft"``) on a problem with its graph."""
         b0 = problem.degrees() if self.cut == "ncut" else np.ones(problem.n_nodes)
         w = problem.constraint_weights
         if self.mode == "hard":
@@ -562,13 +677,18 @@ class COSC(ClusteringEstimator):
         sub_pairs, sub_w = loc[pairs[inside]], cw[inside]
         Ws = W[members][:, members]
         derive, target = False, 0
+        k_sub = max(2, (members.size * self.n_clusters) // n_total)
+        if self.mode == "soft" and not self._price_early_cannot_links and k_sub > 2 and len(sub_w):
+            # a cannot-link kept together by this split may still be separated by a
+            # later one; only the split of a cluster of about two classes decides it
+            keep = sub_w > 0
+            sub_pairs, sub_w = sub_pairs[keep], sub_w[keep]
         if self.mode == "hard":
             cl = sub_pairs[sub_w < 0]
             # a cluster expected to hold k' classes keeps about (k'-2)/k' of its
             # cannot-links inside one side after a split (reference COSC code); only
             # a cluster of about two classes must satisfy them all, with derived
             # must-links when the cannot-links are 2-colourable
-            k_sub = max(2, (members.size * self.n_clusters) // n_total)
             if k_sub == 2:
                 derive = _is_bipartite(members.size, cl)
             else:
@@ -577,6 +697,31 @@ class COSC(ClusteringEstimator):
 
 
 # ---------------------------------------------------------------------- helpers
+def _hard_feasible(problem, n_clusters):
+    """``(feasible, why)``: whether hard mode can satisfy every constraint of ``problem``
+    (weights ignored) with ``n_clusters`` clusters, as far as a check in linear time
+    can tell: no cannot-link inside a must-link component, at least ``n_clusters``
+    must-link components, and a colouring of the component cannot-link graph with
+    ``n_clusters`` colours (exact for two: no odd cycle; a DSatur colouring above)."""
+    w = problem.constraint_weights
+    if len(w) == 0:
+        return True, "no constraints"
+    rep = check_constraints(problem.nodes, problem.constraints, w)
+    if rep.conflicts:
+        first = rep.conflicts[0]
+        return False, (f"{len(rep.conflicts)} cannot-link(s) inside must-link components "
+                       f"(first: {' - '.join(map(repr, first.path))})")
+    if rep.n_components < n_clusters:
+        return False, f"the must-links leave {rep.n_components} group(s), fewer than n_clusters={n_clusters}"
+    if n_clusters == 2:
+        if not _is_bipartite(rep.n_components, rep.implied_cannot):
+            return False, "the cannot-links form an odd cycle, which no 2-partition satisfies"
+    elif rep.max_clusters_needed > n_clusters:
+        return False, (f"no colouring of the cannot-links with n_clusters={n_clusters} colours was found "
+                       f"(DSatur needs {rep.max_clusters_needed})")
+    return True, "consistent constraints"
+
+
 def _record(gamma, runs, chosen):
     return {"gamma": float(gamma), "ratios": [float(r.ratio) for r in runs],
             "violated": [int(r.n_violated) for r in runs], "chosen_violated": int(chosen.n_violated),

@@ -140,7 +140,7 @@ def test_inconsistent_constraints_raise_with_witness():
     G = nx.path_graph(5)
     S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2)], cannot=[(0, 2)])
     with pytest.raises(InfeasibleConstraintsError, match=r"0 - 1 - 2 joins nodes 0 and 2") as exc:
-        COSC(random_state=0).fit(G, S)
+        COSC(mode="hard", random_state=0).fit(G, S)
     assert exc.value.path == [0, 1, 2]
 
 
@@ -148,7 +148,7 @@ def test_odd_cannot_link_cycle_raises_naming_the_cycle():
     G = nx.cycle_graph(6)
     S = gc.SideInfo.from_pairs(must=[(4, 5)], cannot=[(0, 2), (2, 4), (5, 0)])
     with pytest.raises(TooFewClustersError, match=r"odd cycle (0|2|4) - (0|2|4) - (0|2|4) - (0|2|4) \(nodes stand") as exc:
-        COSC(random_state=0).fit(G, S)
+        COSC(mode="hard", random_state=0).fit(G, S)
     assert sorted(exc.value.clique) == [0, 2, 4] and exc.value.min_clusters == 3
 
 
@@ -163,7 +163,7 @@ def test_everything_must_linked_raises():
     G = nx.path_graph(3)
     S = gc.SideInfo.from_pairs(must=[(0, 1), (1, 2)])
     with pytest.raises(TooFewClustersError, match="only 1 node"):
-        COSC(random_state=0).fit(G, S)
+        COSC(mode="hard", random_state=0).fit(G, S)
 
 
 def test_disconnected_graph_splits_along_components_with_zero_cut():

@@ -1,0 +1,78 @@
+"""gc.cluster / AutoCluster: the recommended entry point and its rules."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import graphclust as gc
+from graphclust.errors import InvalidParameterError
+
+
+def _blobs(n=120, k=3, std=1.0, seed=0):
+    return gc.datasets.make_blobs(n, n_clusters=k, cluster_std=std, random_state=seed)
+
+
+def test_features_and_k_give_hmrf_with_held_out_trust():
+    X, y = _blobs()
+    S = gc.SideInfo.sample(y, 300, noise=0.1, random_state=1)
+    est = gc.cluster(X, S, n_clusters=3, random_state=0)
+    assert est.choice_["method"] == "HMRF" and est.choice_["n_clusters_from"] == "given"
+    assert isinstance(est.estimator_, gc.HMRF)
+    assert "constraint_cv" in est.estimator_.result_.info  # noisy and plentiful: cross-validated
+    np.testing.assert_array_equal(est.labels_, est.estimator_.labels_)
+    assert est.result_.info["choice"] is est.choice_
+
+
+def test_k_from_held_out_constraints_is_the_true_k_on_separated_blobs():
+    for k, seed in ((2, 2), (4, 3), (5, 4)):
+        X, y = _blobs(40 * k, k, std=0.6, seed=seed)
+        S = gc.SideInfo.sample(y, 400, noise=0.1, random_state=seed)
+        est = gc.cluster(X, S, random_state=0)
+        assert est.choice_["n_clusters_from"] == "held-out constraints"
+        assert est.choice_["n_clusters"] == k, est.choice_
+        scores = est.choice_["n_clusters_scores"]
+        assert set(scores) == set(range(2, 11))
+
+
+def test_k_follows_the_constraints_when_the_data_cannot_tell():
+    """Two classes made of two blobs each: k-means' silhouette says 4, the constraints say 2."""
+    rng = np.random.default_rng(5)
+    centres = np.array([[0, 0], [6, 0], [0, 6], [6, 6]], dtype=float)
+    X = np.concatenate([c + rng.normal(scale=0.5, size=(30, 2)) for c in centres])
+    y = np.repeat([0, 1, 1, 0], 30)  # diagonal blobs belong together
+    S = gc.SideInfo.sample(y, 500, noise=0.05, random_state=6)
+    est = gc.cluster(X, S, random_state=0)
+    plain = gc.cluster(X, None, random_state=0)
+    assert plain.choice_["n_clusters_from"] == "silhouette" and plain.choice_["n_clusters"] == 4
+    assert est.choice_["n_clusters"] == 2
+    assert gc.ari(y, est.labels_) > 0.9
+
+
+def test_graph_without_features_uses_cosc():
+    G = nx.disjoint_union_all([nx.complete_graph(8) for _ in range(3)])
+    G.add_edges_from([(0, 8), (8, 16)])
+    y = np.repeat([0, 1, 2], 8)
+    S = gc.SideInfo.sample(y, 60, random_state=0)
+    est = gc.cluster(G, S, n_clusters=3, random_state=0)
+    assert est.choice_["method"] == "COSC" and est.estimator_.mode == "hard"
+    assert gc.ari(y, est.labels_) == 1.0
+    noisy = gc.SideInfo.sample(y, 120, noise=0.3, random_state=3)
+    if not noisy.check(G).conflicts:
+        pytest.skip("the draw happens to be consistent")
+    est = gc.cluster(G, noisy, n_clusters=3, random_state=0)
+    assert est.estimator_.mode == "soft" and est.n_clusters_ == 3
+
+
+def test_bad_input_says_what_to_give():
+    with pytest.raises(InvalidParameterError, match="give n_clusters"):
+        gc.cluster(nx.path_graph(5), gc.SideInfo.from_pairs(must=[(0, 1)]))
+    with pytest.raises(InvalidParameterError, match="n_clusters"):
+        gc.AutoCluster(n_clusters=0).fit(np.zeros((4, 2)))
+    with pytest.raises(InvalidParameterError, match="max_clusters"):
+        gc.AutoCluster(max_clusters=1).fit(np.zeros((4, 2)))
+
+
+def test_clone_and_params_round_trip():
+    est = gc.AutoCluster(n_clusters=3, max_clusters=6, random_state=1)
+    assert est.get_params() == {"n_clusters": 3, "max_clusters": 6, "random_state": 1}
+    assert est.clone().get_params() == est.get_params()
