@@ -25,9 +25,13 @@ scale=C        the defaults with the prior scale matrix times C (e.g. ``scale=0.
 dof2d          the defaults with ν0 = 2d + 2
 within         the prior mean covariance at the true classes' pooled within-class
                covariance (an oracle, for the diagnosis only)
+within-rdp     the prior mean covariance at the pooled within-cluster covariance of the
+               RDP-means start (``xi="pq"``, ``p = q = 0.9``: TVClust's own start)
 learn-alpha    the defaults with α learnt (Gamma(1, 1) prior)
 diag           the defaults with ``likelihood="gaussian-diag"``
 n_iter=N       the defaults with N sweeps (burn-in N // 2)
+alpha=A        the defaults with the DP concentration α = A
+fullcov        the prior mean covariance at the data's full covariance (not its diagonal)
 =============  ===========================================================================
 
     python benchmarks/bench_tvclust_defaults.py [--variants default,old] [--datasets iris,wine]
@@ -97,6 +101,14 @@ def make(variant, X, y, S, seed):
     if variant == "within":
         lik = niw(kappa=kappa, scale=_pooled_within(X, y) + 1e-6 * np.eye(d))
         return gc.TVClust(lik, random_state=seed)
+    if variant == "within-rdp":
+        start = gc.RDPMeans(xi="pq", p_link=0.9, q_link=0.9, random_state=seed).fit(gc.Problem.from_array(X, S))
+        lik = niw(kappa=kappa, scale=_pooled_within(X, start.labels_) + 1e-6 * np.eye(d))
+        return gc.TVClust(lik, random_state=seed)
+    if variant.startswith("alpha="):
+        return gc.TVClust(alpha=float(variant.split("=")[1]), random_state=seed)
+    if variant == "fullcov":
+        return gc.TVClust(niw(kappa=kappa, scale=np.cov(X.T, bias=True) + 1e-6 * np.eye(d)), random_state=seed)
     if variant.startswith("n_iter="):
         return gc.TVClust(n_iter=int(variant.split("=")[1]), random_state=seed)
     raise SystemExit(f"unknown variant {variant!r}")
