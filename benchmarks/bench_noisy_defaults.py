@@ -39,6 +39,7 @@ The report checks the issue's targets and prints ``MET`` / ``NOT MET`` for each:
     python benchmarks/bench_noisy_defaults.py [--quick] [--runs 5] [--datasets iris,wine]
         [--methods kmeans,cluster,hmrf] [--rates 0.01,0.03] [--noise 0,0.05,0.1,0.2]
         [--peer-timeout 600] [--out FILE] [--json FILE]
+    python benchmarks/bench_noisy_defaults.py --from-json a.json,b.json [--out FILE]
 
 One thread (the script sets it). Figures and the command that made them:
 ``docs/benchmarks/noisy_defaults.md``.
@@ -368,6 +369,9 @@ def parse(argv):
     ap.add_argument("--noisy-peers", action="store_true", help="also run the peers on noisy draws")
     ap.add_argument("--out")
     ap.add_argument("--json")
+    ap.add_argument("--from-json", help="comma-separated JSON files of earlier runs (--json): report on their "
+                                        "records together instead of running (data sets, methods and noise "
+                                        "levels from the records; a repeated fit is counted once)")
     args = ap.parse_args(argv)
     args.datasets = args.datasets.split(",")
     args.methods = args.methods.split(",")
@@ -382,6 +386,20 @@ def parse(argv):
     return args
 
 
+def merged_records(paths):
+    """The records of several ``--json`` files, each fit (method, data set, rate, noise,
+    run) once: the first file that has it wins."""
+    seen, records = set(), []
+    for path in paths:
+        with open(path) as fh:
+            for x in json.load(fh):
+                key = (x["method"], x["dataset"], x["rate"], x["noise"], x["run"])
+                if key not in seen:
+                    seen.add(key)
+                    records.append(x)
+    return records
+
+
 def main(argv=None):
     args = parse(argv)
     t0 = time.perf_counter()
@@ -389,8 +407,14 @@ def main(argv=None):
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    with threadpool_limits(1):
-        records = run(args, log)
+    if args.from_json:
+        records = merged_records(args.from_json.split(","))
+        args.datasets = [d for d in DATASETS if any(x["dataset"] == d for x in records)]
+        args.methods = [m for m in ALL if any(x["method"] == m for x in records)]
+        args.noise = sorted({x["noise"] for x in records})
+    else:
+        with threadpool_limits(1):
+            records = run(args, log)
     text = report(records, args)
     text += f"\n{len(records)} fits in {time.perf_counter() - t0:.0f} s.\n"
     if args.out:

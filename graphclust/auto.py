@@ -7,8 +7,9 @@ handling by fixed rules, and say what they picked (``choice_``):
   BP (:class:`~graphclust.HMRF`), whose ``constraint_weight="auto"`` lets held-out
   constraints decide how far to trust them (:mod:`graphclust.selection`);
 * **a graph without features**: constrained spectral clustering (:class:`~graphclust.COSC`)
-  in soft mode when the constraints conflict or cannot be met with ``k`` clusters, hard
-  mode otherwise;
+  with its default ``mode="auto"``: hard mode when the constraints are consistent,
+  feasible for ``k`` and held-out constraints do not reject it, otherwise soft mode at
+  a price chosen by held-out constraints;
 * **the number of clusters**: the one given; else, with enough constraints, the
   smallest ``k`` whose fits keep the held-out constraints as well as the best ``k``
   (within one paired standard error); else, for features, the best silhouette of
@@ -107,6 +108,15 @@ class AutoCluster(ClusteringEstimator):
             return HMRF(Centroids(k), inference="bp", random_state=seed)
         from .spectral import COSC
 
+        return COSC(n_clusters=k, random_state=seed)
+
+    @staticmethod
+    def _quick_graph_estimator(problem, k, seed):
+        """COSC for the fits that rank ``k``: hard mode when the constraints allow it,
+        else soft at a fixed price (``mode="auto"`` would cross-validate inside every
+        fold)."""
+        from .spectral import COSC
+
         report = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights, n_clusters=k)
         mode = "hard" if not report.conflicts and report.feasible else "soft"
         return COSC(n_clusters=k, mode=mode, gamma=None if mode == "hard" else 1.0, random_state=seed)
@@ -121,7 +131,7 @@ class AutoCluster(ClusteringEstimator):
         if min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) >= CV_MIN_PER_KIND:
             def fit_labels(k, train, seed):
                 est = (HMRF(Centroids(k), constraint_weight=1 / 3, init="kmeans", random_state=seed) if features
-                       else self._estimator(train, False, k, np.random.default_rng(seed)))
+                       else self._quick_graph_estimator(train, k, seed))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
                     return est.fit(train).labels_
@@ -156,7 +166,8 @@ class AutoCluster(ClusteringEstimator):
             how = ("held-out constraints chose the factor" if "constraint_cv" in info
                    else "too few constraints to hold out; full strength")
             return f"constraint weight x{w:.4g} ({how})"
-        return f"COSC {inner.mode} mode"
+        mode = info.get("mode", inner.mode)
+        return f"COSC {mode} mode" + (f" (chosen from mode={inner.mode!r})" if mode != inner.mode else "")
 
 
 def cluster(data, S=None, n_clusters=None, *, max_clusters=10, random_state=None):

@@ -87,15 +87,21 @@ class HMRF(ClusteringEstimator):
         the same start); the strongest factor
         within one paired standard error of the best, so the given strength
         stands unless the held-out constraints clearly reject it. With fewer than 10
-        soft must-links or cannot-links: 1. A wrong
+        soft must-links: 1; with fewer than 10 soft cannot-links, those stay in every
+        fold and random node pairs stand in for them in the score (one cluster would
+        keep every held-out must-link). A wrong
         must-link joins far-apart points, so with distance-scaled penalties it costs
         the most to break: at full strength, 10 % flipped pairs pull HMRF below plain
         k-means, the cross-validated factor keeps it above
         (``docs/benchmarks/noisy_defaults.md``). When the constraints conflict and no
         factor keeps the held-out ones clearly better than coin flips (:func:`graphclust.selection.above_chance`)
         -- as when nearly all of them are wrong -- they are ignored (factor 0) and the
-        answer is the data's. The choice and the scores are in
-        ``result_.info["constraint_weight"]`` and ``["constraint_cv"]``.
+        answer is the data's; the same when must-links join the nodes into fewer than
+        ``n_clusters`` groups. When the data's own clustering keeps far fewer held-out
+        constraints than coin flips would, a warning asks whether must-links and
+        cannot-links were swapped (``result_.info["constraints_contradict_data"]``).
+        The choice and the scores are in ``result_.info["constraint_weight"]`` and
+        ``["constraint_cv"]``.
     use_closure : {"auto", True, False}, default="auto"
         Give the E-step the transitive closure of the constraints (every pair inside a
         must-link component, every pair across cannot-linked components), with the
@@ -230,7 +236,7 @@ class HMRF(ClusteringEstimator):
         # the k-means start is computed once: the cross-validation fits share it
         if start is None and self._default_init():
             start = self._kmeans_start(problem, provider, rng)
-        factor, closure, cv_info = self._constraint_trust(problem, report, rng, start)
+        factor, closure, cv_info = self._constraint_trust(problem, report, rng, start, K)
         if self.init is None and factor > 0 and report.n_components < problem.n_nodes:
             if self.use_closure == "auto" and not closure:
                 cv_info["closure_skipped"] = (f"{len(report.conflicts)} conflicting constraint(s)" if report.conflicts
@@ -353,25 +359,28 @@ class HMRF(ClusteringEstimator):
         Y, counts = provider.points(problem)
         return kmeans(Y, provider.n_clusters, weights=counts, n_init=KMEANS_RESTARTS, random_state=rng)[1]
 
-    def _constraint_trust(self, problem, report, rng, start):
+    def _constraint_trust(self, problem, report, rng, start, n_clusters):
         """``(factor, closure, info)``: the factor on the soft constraints' strengths,
         whether the E-step sees their closure, and what to record of the choice."""
         # the closure is an option only for consistent constraints
         closure = self.use_closure is True or (self.use_closure == "auto" and not report.conflicts)
         w = problem.constraint_weights
         soft = np.isfinite(w)
-        if self.constraint_weight != "auto" or min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) < CV_MIN_PER_KIND:
+        if self.constraint_weight != "auto" or (soft & (w > 0)).sum() < CV_MIN_PER_KIND:
             factor = 1.0 if self.constraint_weight == "auto" else float(self.constraint_weight)
             return factor, closure, {"constraint_weight": factor}
         # let held-out constraints choose how far to trust them: strongest first, the
-        # closure (if allowed) before the given constraints at full strength
+        # closure (if allowed) before the given constraints at full strength. Too few
+        # cannot-links to hold out stay in every fold, and random pairs stand in for them
         candidates = [(f, False) for f in CV_FACTORS]
         if closure and self.use_closure == "auto":
             candidates.insert(0, (1.0, True))
-        # each trial fit runs the same procedure as the final fit (with init=None, both
-        # starts): a candidate judged from the k-means start alone loses where only the
-        # neighbourhoods start finds the answer (a metric learnt from the constraints)
-        trial = self._trial()
+        # a provider that learns from the constraints (a metric) is tried from both
+        # default starts, as in the final fit: judged from the k-means start alone, a
+        # candidate loses where only the must-link neighbourhoods find the answer. Other
+        # providers' trials run from the k-means start only (half the fits)
+        both = self.init is None and getattr(self.potentials, "learns_from_constraints", False)
+        trial = self._trial() if both or start is None else self._trial().set_params(init=start)
         unconstrained = []  # factor 0 ignores the soft constraints: one fit serves every fold
 
         def fit_labels(cand, train, seed):
@@ -387,18 +396,31 @@ class HMRF(ClusteringEstimator):
             return labels
 
         scores, kept = cross_validate_constraints(fit_labels, problem, candidates, n_folds=CV_FOLDS,
-                                                  random_state=rng, return_kept=True)
+                                                  random_state=rng, return_kept=True, min_per_kind=CV_MIN_PER_KIND)
         # the strongest candidate not worse than the best by more than one (paired)
         # standard error: the given strength stands unless the held-out constraints reject it
         top = int(np.argmax(scores))
-        pick = next(c for c in range(len(candidates))
-                    if scores[top] - scores[c] <= paired_standard_error(kept[top], kept[c], w))
+        pick = next(c for c in range(len(candidates)) if scores[top] - scores[c]
+                    <= paired_standard_error(kept[top], kept[c], w, min_per_kind=CV_MIN_PER_KIND))
         factor, closure = candidates[pick][0], candidates[pick][1] or self.use_closure is True
-        if report.conflicts and not above_chance(scores.max(), w):
-            # noisy, and no answer keeps them better than coin flips: no usable signal
-            factor = 0.0
         cv = {(f"{f:.4g}" + (" + closure" if c else "")): float(v) for (f, c), v in zip(candidates, scores)}
-        return factor, closure, {"constraint_weight": factor, "constraint_cv": cv}
+        info = {"constraint_cv": cv}
+        # noisy for sure: conflicts, or must-links that join the nodes into fewer than k groups
+        noisy = bool(report.conflicts) or report.n_components < n_clusters
+        if noisy and not above_chance(scores.max(), w, min_per_kind=CV_MIN_PER_KIND):
+            # no answer keeps the held-out constraints better than coin flips: no usable signal
+            factor = 0.0
+        if not above_chance(1.0 - scores[-1], w, min_per_kind=CV_MIN_PER_KIND):
+            return factor, closure, {"constraint_weight": factor, **info}
+        # the data's own clustering keeps far fewer held-out constraints than coin flips would
+        info["constraints_contradict_data"] = True
+        warnings.warn(
+            f"the side information contradicts the data: clustered without it, the answer keeps only "
+            f"{scores[-1]:.0%} of held-out constraints (coin flips keep 50 %); check that must-links and "
+            f"cannot-links are not swapped. Constraint weight factor used: {factor:g}",
+            UserWarning, stacklevel=4,
+        )
+        return factor, closure, {"constraint_weight": factor, **info}
 
     def _trial(self):
         """A quiet copy for the cross-validation fits."""

@@ -1110,9 +1110,9 @@ class RDPMeans(ClusteringEstimator):
         if not n_must and not n_cannot:
             info["xi_choice"] = "no soft constraints: ξ = 0"
             return [(None, cands[-1])], info
-        if min(n_must, n_cannot) < AUTO_CV_MIN_PER_KIND:
-            info["xi_choice"] = (f"fewer than {AUTO_CV_MIN_PER_KIND} soft must-links or cannot-links to "
-                                 "cross-validate: the strongest candidate")
+        if n_must < AUTO_CV_MIN_PER_KIND:
+            info["xi_choice"] = (f"fewer than {AUTO_CV_MIN_PER_KIND} soft must-links to cross-validate: the "
+                                 "strongest candidate")
             return list(zip(accuracies, cands)), info
         trial = self.clone(xi=cands[0], lam=lam, init=start if init == "kmeans" else self.init, n_init=1,
                            progress=False, callback=None)
@@ -1126,17 +1126,22 @@ class RDPMeans(ClusteringEstimator):
                 warnings.simplefilter("ignore", UserWarning)
                 return trial.set_params(xi=xi, random_state=seed).fit(train).labels_
 
+        # too few cannot-links to hold out stay in every fold; random pairs stand in for them
+        least = AUTO_CV_MIN_PER_KIND
         scores, kept = cross_validate_constraints(fit_labels, problem, cands, n_folds=AUTO_CV_FOLDS,
-                                                  random_state=rng, return_kept=True)
+                                                  random_state=rng, return_kept=True, min_per_kind=least)
         # the strongest candidate within one paired standard error of the best
         top = int(np.argmax(scores))
-        pick = next(i for i in range(len(cands)) if scores[top] - scores[i] <= paired_standard_error(kept[top],
-                                                                                                      kept[i], w))
+        pick = next(i for i in range(len(cands))
+                    if scores[top] - scores[i] <= paired_standard_error(kept[top], kept[i], w, min_per_kind=least))
         why = "cross-validation: the strongest within one paired standard error of the best"
-        conflicts = check_constraints(problem.nodes, problem.constraints, w).conflicts
-        if conflicts and not above_chance(scores.max(), w):
-            pick, why = len(cands) - 1, "conflicting constraints that no candidate keeps better than coin flips: ξ = 0"
-        p_hat, q_hat = _link_estimates(kept[pick], w)
+        report = check_constraints(problem.nodes, problem.constraints, w)
+        # noisy for sure: conflicts, or must-links joining the nodes into fewer groups than the k hint
+        noisy = bool(report.conflicts) or (self.n_clusters is not None and report.n_components < self.n_clusters)
+        if noisy and not above_chance(scores.max(), w, min_per_kind=least):
+            pick, why = len(cands) - 1, "noisy constraints that no candidate keeps better than coin flips: ξ = 0"
+        held = w if n_cannot >= least else np.where(w < 0, -np.inf, w)  # p̂, q̂ from held-out pairs only
+        p_hat, q_hat = _link_estimates(kept[pick], held)
         info.update(xi_cv={a: float(v) for a, v in zip(accuracies, scores)}, xi_choice=why, p_link_estimate=p_hat,
                     q_link_estimate=q_hat)
         return list(zip(accuracies, cands))[pick:], info

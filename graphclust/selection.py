@@ -12,11 +12,17 @@ its method when the constraints are inconsistent.
 Must-links are rarer than cannot-links once there are more than two clusters, so the
 score is *balanced*: the mean of the fraction of held-out must-links kept and the
 fraction of held-out cannot-links kept.
+
+Must-links alone cannot score an answer: one cluster keeps them all. When there are
+too few cannot-links to hold out, random pairs of nodes stand in for them (with two or
+more clusters of similar sizes most random pairs belong apart), so the score is the
+mean of the held-out must-links kept and the fraction of all node pairs the answer
+splits. An answer unrelated to the constraints still scores 1/2 on average.
 """
 
 import numpy as np
 
-__all__ = ["heldout_agreement", "constraint_folds", "cross_validate_constraints", "above_chance",
+__all__ = ["heldout_agreement", "split_fraction", "constraint_folds", "cross_validate_constraints", "above_chance",
            "null_standard_error", "paired_standard_error"]
 
 
@@ -67,7 +73,22 @@ def constraint_folds(weights, n_folds, rng):
     return fold
 
 
-def cross_validate_constraints(fit_labels, problem, candidates, *, n_folds=5, random_state=None, return_kept=False):
+def split_fraction(labels):
+    """Fraction of the unordered node pairs that ``labels`` put into different clusters.
+
+    >>> split_fraction([0, 0, 1, 1])
+    0.6666666666666666
+    """
+    labels = np.asarray(labels)
+    n = len(labels)
+    if n < 2:
+        return 0.0
+    sizes = np.unique(labels, return_counts=True)[1].astype(np.float64)
+    return float(1.0 - (sizes * (sizes - 1)).sum() / (n * (n - 1.0)))
+
+
+def cross_validate_constraints(fit_labels, problem, candidates, *, n_folds=5, random_state=None, return_kept=False,
+                               min_per_kind=1):
     """Mean held-out agreement of each candidate over constraint folds.
 
     Parameters
@@ -84,6 +105,11 @@ def cross_validate_constraints(fit_labels, problem, candidates, *, n_folds=5, ra
     random_state : None, int or numpy.random.Generator
     return_kept : bool, default=False
         Also return which held-out constraints each candidate kept.
+    min_per_kind : int, default=1
+        A kind with fewer soft constraints than this is never held out (it stays in
+        every training set). Without held-out cannot-links, the fraction of node pairs
+        each fit splits (:func:`split_fraction`, averaged over the folds) takes their
+        place in the score (see the module docstring).
 
     Returns
     -------
@@ -110,50 +136,68 @@ def cross_validate_constraints(fit_labels, problem, candidates, *, n_folds=5, ra
 
     rng = check_random_state(random_state)
     pairs, weights = problem.constraints, problem.constraint_weights
-    soft = np.isfinite(weights)
-    n_folds = int(max(1, min(n_folds, (soft & (weights > 0)).sum() or n_folds,
-                             (soft & (weights < 0)).sum() or n_folds)))
-    fold = constraint_folds(weights, n_folds, rng)
+    # a kind too rare to hold out is treated like hard constraints: always trained on
+    heldable = np.isfinite(weights)
+    for kind in (weights > 0, weights < 0):
+        if (heldable & kind).sum() < min_per_kind:
+            heldable &= ~kind
+    masked = np.where(heldable, weights, np.copysign(np.inf, weights))
+    n_folds = int(max(1, min(n_folds, (heldable & (weights > 0)).sum() or n_folds,
+                             (heldable & (weights < 0)).sum() or n_folds)))
+    fold = constraint_folds(masked, n_folds, rng)
     seed = int(rng.integers(2**31))
     kept = np.zeros((len(candidates), len(weights)), dtype=bool)
+    split = np.zeros((len(candidates), n_folds))
+    held_in = np.zeros(n_folds)
     for f in range(n_folds):
         test = fold == f
         if not test.any():
             continue
+        held_in[f] = test.sum()
         train = problem.with_constraints(pairs[~test], weights[~test])
         for c, cand in enumerate(candidates):
             labels = np.asarray(fit_labels(cand, train, seed))
             same = labels[pairs[test, 0]] == labels[pairs[test, 1]]
             kept[c, test] = same == (weights[test] > 0)
+            split[c, f] = split_fraction(labels)
     held = fold >= 0
-    kinds = [k for k in (held & (weights > 0), held & (weights < 0)) if k.any()]
-    scores = np.mean([kept[:, k].mean(axis=1) for k in kinds], axis=0) if kinds else np.full(len(candidates),
-                                                                                                   np.nan)
+    kinds = [kept[:, k].mean(axis=1) for k in (held & (weights > 0), held & (weights < 0)) if k.any()]
+    if (held & (weights > 0)).any() and not (held & (weights < 0)).any():
+        kinds.append(split @ held_in / held_in.sum())  # random pairs in place of cannot-links
+    scores = np.mean(kinds, axis=0) if kinds else np.full(len(candidates), np.nan)
     return (scores, kept) if return_kept else scores
 
 
-def paired_standard_error(kept_a, kept_b, weights):
+def _scored_kinds(weights, min_per_kind):
+    """The masks of the soft must-links and cannot-links the score holds out, and how
+    many parts the score averages (two whenever must-links are held out: random pairs
+    stand in for missing cannot-links)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    kinds = [k for k in (np.isfinite(weights) & (weights > 0), np.isfinite(weights) & (weights < 0))
+             if k.sum() >= max(1, min_per_kind)]
+    n_parts = 2 if any((weights[k] > 0).all() for k in kinds) else len(kinds)
+    return kinds, n_parts
+
+
+def paired_standard_error(kept_a, kept_b, weights, *, min_per_kind=1):
     """Standard error of the difference of two candidates' balanced agreements, from
     which held-out constraints each kept (:func:`cross_validate_constraints` with
-    ``return_kept=True``): they are scored on the same constraints, so only the ones
-    they disagree on count."""
-    weights = np.asarray(weights, dtype=np.float64)
+    ``return_kept=True`` and the same ``min_per_kind``): they are scored on the same
+    constraints, so only the ones they disagree on count."""
     d = np.asarray(kept_a, dtype=np.float64) - np.asarray(kept_b, dtype=np.float64)
-    parts = [d[k].var() / k.sum() for k in (np.isfinite(weights) & (weights > 0),
-                                            np.isfinite(weights) & (weights < 0)) if k.any()]
-    return float(np.sqrt(sum(parts)) / len(parts)) if parts else float("inf")
+    kinds, n_parts = _scored_kinds(weights, min_per_kind)
+    return float(np.sqrt(sum(d[k].var() / k.sum() for k in kinds)) / n_parts) if kinds else float("inf")
 
 
-def null_standard_error(weights):
+def null_standard_error(weights, *, min_per_kind=1):
     """Standard error of the pooled balanced agreement of an answer unrelated to the
-    soft constraints in ``weights`` (each held out once)."""
-    weights = np.asarray(weights, dtype=np.float64)
-    counts = [int(c) for c in ((np.isfinite(weights) & (weights > 0)).sum(),
-                               (np.isfinite(weights) & (weights < 0)).sum()) if c]
-    return 0.5 * np.sqrt(sum(1.0 / c for c in counts)) / len(counts) if counts else np.inf
+    soft constraints in ``weights`` (each held out once; kinds with fewer than
+    ``min_per_kind`` are not held out)."""
+    kinds, n_parts = _scored_kinds(weights, min_per_kind)
+    return 0.5 * np.sqrt(sum(1.0 / k.sum() for k in kinds)) / n_parts if kinds else np.inf
 
 
-def above_chance(score, weights, *, z=2.0):
+def above_chance(score, weights, *, z=2.0, min_per_kind=1):
     """Whether a pooled held-out agreement ``score`` is above what coin flips give.
 
     An answer unrelated to the constraints keeps each held-out must-link with some
@@ -167,4 +211,4 @@ def above_chance(score, weights, *, z=2.0):
     >>> above_chance(0.55, [1.0] * 50 + [-1.0] * 150), above_chance(0.7, [1.0] * 50 + [-1.0] * 150)
     (False, True)
     """
-    return bool(score > 0.5 + z * null_standard_error(weights))
+    return bool(score > 0.5 + z * null_standard_error(weights, min_per_kind=min_per_kind))

@@ -54,13 +54,17 @@ def test_graph_without_features_uses_cosc():
     y = np.repeat([0, 1, 2], 8)
     S = gc.SideInfo.sample(y, 60, random_state=0)
     est = gc.cluster(G, S, n_clusters=3, random_state=0)
-    assert est.choice_["method"] == "COSC" and est.estimator_.mode == "hard"
+    # COSC's own mode="auto" decides, and the choice reports what it decided
+    assert est.choice_["method"] == "COSC" and est.estimator_.mode == "auto"
+    mode = est.estimator_.result_.info["mode"]
+    assert est.choice_["noise"] == f"COSC {mode} mode (chosen from mode='auto')"
     assert gc.ari(y, est.labels_) == 1.0
     noisy = gc.SideInfo.sample(y, 120, noise=0.3, random_state=3)
     if not noisy.check(G).conflicts:
         pytest.skip("the draw happens to be consistent")
     est = gc.cluster(G, noisy, n_clusters=3, random_state=0)
-    assert est.estimator_.mode == "soft" and est.n_clusters_ == 3
+    assert est.estimator_.result_.info["mode"] == "soft" and est.n_clusters_ == 3
+    assert gc.ari(y, est.labels_) == 1.0
 
 
 def test_bad_input_says_what_to_give():

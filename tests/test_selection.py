@@ -111,7 +111,11 @@ def test_auto_weight_ignores_side_information_that_is_mostly_wrong(noise):
     better than coin flips, so they are ignored. Either way the answer is the blobs."""
     X, y = gc.datasets.make_blobs(90, n_clusters=3, cluster_std=0.5, random_state=8)
     S = _noisy(y, 400, noise, 9)
-    auto = gc.HMRF(Centroids(3), random_state=0).fit(X, S)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        auto = gc.HMRF(Centroids(3), random_state=0).fit(X, S)
+    # every pair wrong: the data's own clustering keeps far fewer than coin flips, and HMRF says so
+    assert any("contradicts the data" in str(w.message) for w in caught) == (noise == 1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         full = gc.HMRF(Centroids(3), constraint_weight=1.0, random_state=0).fit(X, S)

@@ -20,26 +20,27 @@ the four extra hooks.
 
 **Providers.** A provider keeps its cluster statistics in a :class:`typing.NamedTuple`
 of arrays (its *state*) and registers, for that class, a handful of numba functions
-(:func:`register_provider`). The engine's kernels receive those functions as a tuple
-argument: numba types each jitted function by identity, so it compiles one
-specialised kernel per provider with direct calls (as fast as a hand-written sweep),
-and the functions get stable identifiers so that the kernels load from numba's disk
-cache in later processes. ``docs/gibbs.md`` shows a provider written from scratch.
+(:func:`register_provider`). Each provider gets its own kernels, compiled from the
+engine's templates with the provider's functions inlined (numba IR); the state is
+passed once per kernel call and its arrays are borrowed, not reference-counted, inside
+it, so a sweep runs as fast as a hand-written one, or faster. The kernels of the
+package's providers go into numba's disk cache (the public ``cache=True``) and load
+from it in later processes. ``docs/gibbs.md`` shows a provider written from scratch.
 """
 
 import math
-import os
-import warnings
 
 import numpy as np
-from numba import njit
-from numba._dispatcher import compute_fingerprint
-from numba.core.caching import FunctionCache
-from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.datamodel.models import ArrayModel
+from numba.extending import intrinsic, lower_cast, register_model
 
 from .. import _sampling
 from .._sampling import release_slot, sample_log_weights
 from ..errors import InvalidParameterError
+from ._specialise import bind as bind_template
+from ._specialise import hook_space, source_stamp, state_tag
 
 __all__ = ["register_provider", "GibbsChain", "HOOKS", "SPLIT_MERGE_HOOKS"]
 
@@ -50,8 +51,8 @@ HOOKS = ("scores", "add")
 #: ``copy(ps, src, dst)``, ``split_delta(ps, k1, k2, k_merged)``
 SPLIT_MERGE_HOOKS = ("score", "reset", "copy", "split_delta")
 
-#: state class -> {"hooks": (scores, add), "split": (score, reset, copy,
-#: split_delta) or None, "cache": bool}
+#: state class -> {"hooks": {name: function}, "split": bool, "cache": bool,
+#: "kernels": (sweep,) or (sweep, split_merge)}
 _PROVIDERS = {}
 
 
@@ -73,24 +74,30 @@ def register_provider(state_class, *, scores, add, score=None, reset=None, copy=
         A slot ``k`` with ``side[k] == -inf`` is forbidden by a hard cannot-link: its
         entry is ignored and need not be computed.
         ``add(ps, u, k, new, active, n_active)``: put ``u`` into slot ``k`` (``new``: the
-        slot was just opened, and is already in ``active``). Two calls per item: every
-        call passes the whole state, so the removal and the per-cluster work sit inside
-        ``scores``.
+        slot was just opened, and is already in ``active``).
     score, reset, copy, split_delta : numba-jitted functions, optional
         For split–merge moves: ``score(ps, u, k)`` is one entry of ``scores``;
         ``reset(ps, k)`` empties slot ``k``; ``copy(ps, src, dst)`` copies slot
         statistics; ``split_delta(ps, k1, k2, km)`` is ``log π(split into k1, k2) −
         log π(merged km)`` without side information.
     cache : bool, default=False
-        Let the engine's kernels for this provider go into numba's on-disk cache.
-        Only for a class importable in every process that shares the cache
-        (``NUMBA_CACHE_DIR``): numba unpickles every cached signature, so an entry for
-        a class that a later process cannot import breaks the engine there.
+        Let the engine's kernels for this provider go into numba's on-disk cache
+        (``NUMBA_CACHE_DIR``). Only for a class importable in every process that
+        shares the cache: numba unpickles the state class of every cached signature.
 
     Raises
     ------
     InvalidParameterError
         ``state_class`` is not a NamedTuple class, or a hook is not a numba function.
+
+    Notes
+    -----
+    The hooks are inlined into the engine's kernels (compiled from their Python source
+    with the kernels' options), so a provider edited later needs a new process. Inside
+    the kernels the arrays of the state, and those the engine passes, are *borrowed*:
+    typed ``borrowed array(...)`` (a subtype of numba's array type), they behave as
+    arrays but numba counts no references to them, which is what makes the inlined
+    calls free. Functions the hooks call are compiled for these types too.
     """
     if not (isinstance(state_class, type) and issubclass(state_class, tuple) and hasattr(state_class, "_fields")):
         raise InvalidParameterError(f"state_class must be a typing.NamedTuple subclass, got {state_class!r}")
@@ -99,23 +106,10 @@ def register_provider(state_class, *, scores, add, score=None, reset=None, copy=
         if fn is not None and not hasattr(fn, "py_func"):
             raise InvalidParameterError(f"hook {name!r} of {state_class.__name__} must be a numba-jitted function "
                                         f"(numba.njit), got {type(fn).__name__}")
-        if fn is not None and cache:
-            _stable_identity(fn)
-    split = None if None in (score, reset, copy, split_delta) else (score, reset, copy, split_delta)
-    _PROVIDERS[state_class] = {"hooks": (scores, add), "split": split, "cache": bool(cache)}
-
-
-def _stable_identity(fn):
-    """Give a jitted function an identifier that is the same in every process.
-
-    A kernel compiled for function arguments is cached under a signature that holds the
-    functions; numba pickles them by an identifier that is random per process, so a
-    later process would never find the cached kernel. A name made of the function's
-    module and qualified name lets it find the live function instead."""
-    try:
-        fn._set_uuid(f"graphclust.gibbs:{fn.py_func.__module__}.{fn.py_func.__qualname__}")
-    except AssertionError:  # already has one (pickled before registration): cache misses only
-        pass
+    hooks = {name: fn for name, fn in hooks.items() if fn is not None}
+    entry = {"hooks": hooks, "split": all(name in hooks for name in SPLIT_MERGE_HOOKS), "cache": bool(cache)}
+    entry["kernels"] = _make_kernels(state_class, hooks, entry["cache"])
+    _PROVIDERS[state_class] = entry
 
 
 def _entry(state):
@@ -129,12 +123,78 @@ def _entry(state):
 
 
 # ============================================================================ kernels
-def _sweep_impl(hooks, ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book, active, where, free, side,
+class _BorrowedArray(types.Array):
+    """The type of an array inside the engine's kernels (see :func:`_borrow`): an
+    ordinary array to every operation, but numba counts no references to it (the
+    kernel's caller owns it). Views and casts of it are ordinary, counted arrays. Its
+    module and name are part of numba's cache keys: keep them."""
+
+    def __init__(self, dtype, ndim, layout, readonly=False, aligned=True):
+        name = f"borrowed array({dtype}, {ndim}d, {layout}{', readonly' if readonly else ''})"
+        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
+
+
+@register_model(_BorrowedArray)
+class _BorrowedArrayModel(ArrayModel):
+    def traverse(self, builder):
+        return []  # numba finds no reference count in it, so it emits no increment or decrement
+
+
+@lower_cast(_BorrowedArray, types.Array)
+def _borrowed_to_array(context, builder, fromty, toty, val):
+    return val  # same memory and owner; the counted array takes its own references
+
+
+def _borrowed_type(ty):
+    if isinstance(ty, types.Array) and not isinstance(ty, _BorrowedArray):
+        return _BorrowedArray(ty.dtype, ty.ndim, ty.layout, readonly=not ty.mutable, aligned=ty.aligned)
+    if isinstance(ty, types.BaseTuple):
+        return types.BaseTuple.from_types([_borrowed_type(t) for t in ty.types], getattr(ty, "instance_class", tuple))
+    return ty
+
+
+def _borrowed(context, builder, ty, value):
+    if isinstance(ty, types.Array):
+        return value  # retyped, not counted: no reference is taken, none will be dropped
+    if isinstance(ty, types.BaseTuple):
+        for i, t in enumerate(ty.types):
+            value = builder.insert_value(value, _borrowed(context, builder, t, builder.extract_value(value, i)), i)
+        return value
+    # anything else (a typed list, ...) is passed on as a new reference, as numba expects
+    # of an intrinsic's result
+    context.nrt.incref(builder, ty, value)
+    return value
+
+
+@intrinsic
+def _borrow(typingctx, x):
+    """``x`` (an array, or a tuple of arrays and other values, nested) with every array
+    typed :class:`_BorrowedArray`: numba then counts no references to them. The hooks
+    are inlined into the kernels, an inlined function copies its arguments, and a copy
+    of a counted array costs a call and an atomic increment, and later a decrement, for
+    every array of the state at every hook call. The caller's references keep the
+    arrays alive for the kernel call."""
+    def codegen(context, builder, signature, args):
+        return _borrowed(context, builder, x, args[0])
+    return _borrowed_type(x)(x), codegen
+
+
+# The kernels' bodies are templates: for each provider they are compiled with its hooks
+# bound to these names (see _make_kernels), as njit(inline="always") functions that numba
+# inlines (numba IR: no call, no copy of the state per call).
+def _unbound_hook(*args):  # pragma: no cover - never called
+    raise NotImplementedError("the kernel templates run only as compiled per provider, see _make_kernels")
+
+
+_scores = _add = _score = _reset = _copy = _split_delta = _unbound_hook
+
+
+def _sweep_impl(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book, active, where, free, side,
                 logw):  # pragma: no cover - compiled
     """One Gibbs sweep over the items in ``order`` from position ``start``.
 
-    ``hooks = (scores, add)``: the provider's functions, called with its state ``ps``
-    (see :func:`register_provider`).
+    The provider's ``scores`` and ``add`` (see :func:`register_provider`) are inlined
+    and called with its state ``ps``.
 
     ``z[u]``: slot of item ``u`` (``-1``: not placed yet, as in a sequential start);
     ``count[k]``: items in slot ``k``. ``(adj_ptr, adj_idx, adj_w)``: the item-level
@@ -145,7 +205,6 @@ def _sweep_impl(hooks, ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start
     would be left for the new-cluster option (the caller grows the slots and resumes
     there; that item has not been touched).
     """
-    _scores, _add = hooks
     n = order.shape[0]
     n_active = book[0]
     n_free = book[1]
@@ -200,8 +259,8 @@ def _sweep_impl(hooks, ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start
     return n
 
 
-def _split_merge_impl(hooks, split_hooks, ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, book, active,
-                      where, free, tmp, members, scratch):  # pragma: no cover - compiled
+def _split_merge_impl(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, book, active, where, free, tmp, members,
+                      scratch):  # pragma: no cover - compiled
     """Sequentially-allocated split–merge moves (Dahl 2005), Metropolis–Hastings.
 
     Two distinct items ``i, j`` are drawn. If they share a cluster ``S``, a split is
@@ -214,8 +273,6 @@ def _split_merge_impl(hooks, split_hooks, ps, z, count, adj_ptr, adj_idx, adj_w,
     numba's generator seeded with ``seed``; needs two free slots and the provider's
     ``scratch`` slot. Returns the number of accepted moves.
     """
-    _add = hooks[1]
-    _score, _reset, _copy, _split_delta = split_hooks
     np.random.seed(seed)
     n = z.shape[0]
     accepted = 0
@@ -242,44 +299,50 @@ def _split_merge_impl(hooks, split_hooks, ps, z, count, adj_ptr, adj_idx, adj_w,
         nf = book[1]
         si = free[nf - 1]
         sj = free[nf - 2]
-        _reset(ps, si)
-        _reset(ps, sj)
-        _add(ps, i, si, False, active, book[0])
-        _add(ps, j, sj, False, active, book[0])
-        tmp[i] = 1
-        tmp[j] = 2
+        # each hook is called from as few places as possible: every call site is a copy of
+        # the hook's code, inlined (the compile time grows with them, not the run time)
+        for t in range(2):
+            _reset(ps, si if t == 0 else sj)
         logq = 0.0
-        n_j = 1
-        for a in range(ms):
-            u = members[a]
-            side_i = 0.0
-            side_j = 0.0
-            for e in range(adj_ptr[u], adj_ptr[u + 1]):
-                t = tmp[adj_idx[e]]
-                if t > 0:
-                    if t == 1:
-                        side_i += adj_w[e]
+        n_j = 0
+        for a in range(-2, ms):  # i and j seed the two clusters, then the members join
+            if a < 0:
+                u = i if a == -2 else j
+                go_i = a == -2
+            else:
+                u = members[a]
+                side_i = 0.0
+                side_j = 0.0
+                for e in range(adj_ptr[u], adj_ptr[u + 1]):
+                    t = tmp[adj_idx[e]]
+                    if t > 0:
+                        if t == 1:
+                            side_i += adj_w[e]
+                        else:
+                            side_j += adj_w[e]
+                li = 0.0
+                lj = 0.0
+                for t in range(2):
+                    lt = _score(ps, u, si if t == 0 else sj)
+                    if t == 0:
+                        li = lt + side_i
                     else:
-                        side_j += adj_w[e]
-            li = _score(ps, u, si) + side_i
-            lj = _score(ps, u, sj) + side_j
-            top = max(li, lj)
-            if top == -np.inf:
-                log_pi, log_pj = -np.inf, -np.inf
-            else:
-                lse = top + math.log(math.exp(li - top) + math.exp(lj - top))
-                log_pi, log_pj = li - lse, lj - lse
-            if split:
-                go_i = np.random.random() < math.exp(log_pi)
-            else:
-                go_i = z[u] == ki
+                        lj = lt + side_j
+                top = max(li, lj)
+                if top == -np.inf:
+                    log_pi, log_pj = -np.inf, -np.inf
+                else:
+                    lse = top + math.log(math.exp(li - top) + math.exp(lj - top))
+                    log_pi, log_pj = li - lse, lj - lse
+                if split:
+                    go_i = np.random.random() < math.exp(log_pi)
+                else:
+                    go_i = z[u] == ki
+                logq += log_pi if go_i else log_pj
+            _add(ps, u, si if go_i else sj, False, active, book[0])
             if go_i:
-                logq += log_pi
-                _add(ps, u, si, False, active, book[0])
                 tmp[u] = 1
             else:
-                logq += log_pj
-                _add(ps, u, sj, False, active, book[0])
                 tmp[u] = 2
                 n_j += 1
         # pairs that the split separates, and the merged cluster built from scratch
@@ -300,9 +363,13 @@ def _split_merge_impl(hooks, split_hooks, ps, z, count, adj_ptr, adj_idx, adj_w,
         cross *= 0.5
         # log π(split) − log π(merged)
         delta = _split_delta(ps, si, sj, scratch) - cross
+        # the outcome: which slot's statistics become cluster ki's, and the slots emptied
+        src = -1
+        n_reset = 2
+        r0, r1, r2 = si, sj, sj
         if split:
             if math.log(np.random.random()) < delta - logq:
-                _copy(ps, si, ki)
+                src = si
                 free[nf - 2] = si  # sj leaves the free list, si stays on it
                 book[1] = nf - 1
                 active[book[0]] = sj
@@ -314,99 +381,79 @@ def _split_merge_impl(hooks, split_hooks, ps, z, count, adj_ptr, adj_idx, adj_w,
                         z[u] = sj
                 count[sj] = n_j
                 count[ki] -= n_j
-                _reset(ps, si)
+                n_reset = 1
                 accepted += 1
-            else:
-                _reset(ps, si)
-                _reset(ps, sj)
-        else:
-            if not hard and math.log(np.random.random()) < logq - delta:
-                _copy(ps, scratch, ki)
-                for a in range(ms + 2):
-                    u = i if a == ms else (j if a == ms + 1 else members[a])
-                    if tmp[u] == 2:
-                        z[u] = ki
-                a = where[kj]
-                last = active[book[0] - 1]
-                active[a] = last
-                where[last] = a
-                book[0] -= 1
-                _reset(ps, kj)
-                count[ki] += count[kj]
-                count[kj] = 0
-                free[nf] = kj
-                book[1] = nf + 1
-                accepted += 1
-            _reset(ps, si)
-            _reset(ps, sj)
+        elif not hard and math.log(np.random.random()) < logq - delta:
+            src = scratch
+            for a in range(ms + 2):
+                u = i if a == ms else (j if a == ms + 1 else members[a])
+                if tmp[u] == 2:
+                    z[u] = ki
+            a = where[kj]
+            last = active[book[0] - 1]
+            active[a] = last
+            where[last] = a
+            book[0] -= 1
+            count[ki] += count[kj]
+            count[kj] = 0
+            free[nf] = kj
+            book[1] = nf + 1
+            r0, r1, r2 = kj, si, sj
+            n_reset = 3
+            accepted += 1
+        if src >= 0:
+            _copy(ps, src, ki)
+        for r in range(n_reset):
+            _reset(ps, r0 if r == 0 else (r1 if r == 1 else r2))
         for a in range(ms + 2):
             u = i if a == ms else (j if a == ms + 1 else members[a])
             tmp[u] = 0
     return accepted
 
 
-def _source_stamp():
-    """``(file, mtime, size)`` of every module whose code the cached kernels compile in:
-    the hooks of the providers registered with ``cache=True`` and the shared sampling
-    helpers. numba checks only the kernel's own file, so without this an edited
-    provider would keep running from a stale cache."""
-    files = {_sampling.__file__}
-    for entry in _PROVIDERS.values():
-        if entry["cache"]:
-            files.update(fn.py_func.__code__.co_filename for fn in entry["hooks"] + (entry["split"] or ()))
-    stamp = []
-    for f in sorted(files):
-        st = os.stat(f)
-        stamp.append((f, st.st_mtime, st.st_size))
-    return tuple(stamp)
+#: the names under which the kernel templates call the hooks
+_HOOK_NAMES = {"scores": "_scores", "add": "_add", "score": "_score", "reset": "_reset", "copy": "_copy",
+               "split_delta": "_split_delta"}
 
 
-class _EngineCache(FunctionCache):
-    """numba's cache of a kernel, keyed also by :func:`_source_stamp`."""
+def _make_kernels(state_class, hooks, cache):
+    """The sweep and split–merge kernels of one provider (``hooks``: name -> function).
 
-    def _index_key(self, sig, codegen):
-        return super()._index_key(sig, codegen) + (_source_stamp(),)
+    Each kernel is an entry point that borrows the arrays (:func:`_borrow`) and calls
+    the template compiled with this provider's hooks inlined; the arrays arrive there
+    as arguments, which numba's analyses take as shared (a value returned by the
+    borrow would not be, and numba may drop writes to it). The entry points are
+    closures over a stamp of the source files compiled into them (the hooks' modules
+    and the sampling helpers; numba itself watches only the kernels' own file): numba
+    keys a cached closure also by its contents, so an edited provider compiles afresh.
+    Each provider's kernels have their own names, hence their own cache index, so
+    loading them never imports another provider's state class."""
+    stamp = source_stamp([_sampling.__file__] + [fn.py_func.__code__.co_filename for fn in hooks.values()])
+    tag = state_tag(state_class)
+    space = hook_space(globals(), {_HOOK_NAMES[name]: fn for name, fn in hooks.items()})
 
+    def bind(fn, name, closure=None):
+        return bind_template(fn, space, name, tag, closure)
 
-def _cached(py_func):
-    kernel = njit(cache=True)(py_func)
-    kernel._cache = _EngineCache(py_func)
-    return kernel
+    space["_sweep_impl"] = njit(bind(_sweep_impl, "_sweep_impl"))
+    space["_split_merge_impl"] = njit(bind(_split_merge_impl, "_split_merge_impl"))
 
+    def sweep(ps, z, count, adj_ptr, adj_idx, adj_w, order, unif, start, book, active, where, free, side,
+              logw):  # pragma: no cover - compiled
+        stamp  # noqa: B018 - kept in the closure (the cache key)
+        return _sweep_impl(_borrow(ps), _borrow(z), count, adj_ptr, adj_idx, adj_w, order, unif, start, book,
+                           _borrow(active), where, free, _borrow(side), _borrow(logw))
 
-# one kernel that numba caches on disk (package providers) and one that it never writes
-# (providers defined elsewhere, e.g. in tests: see register_provider's ``cache``)
-_KERNELS = {
-    True: (_cached(_sweep_impl), _cached(_split_merge_impl)),
-    False: (njit(_sweep_impl), njit(_split_merge_impl)),
-}
+    def split_merge(ps, z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, book, active, where, free, tmp,
+                    members, scratch):  # pragma: no cover - compiled
+        stamp  # noqa: B018 - kept in the closure (the cache key)
+        return _split_merge_impl(_borrow(ps), z, count, adj_ptr, adj_idx, adj_w, n_attempts, seed, book,
+                                 _borrow(active), where, free, tmp, members, scratch)
 
-
-#: compiled entry points by (kernel, hooks, argument types), see _launch
-_ENTRY_POINTS = {}
-
-
-def _launch(kernel, n_hooks, args):
-    """``kernel(*args)``, where the first ``n_hooks`` arguments are tuples of provider
-    functions. numba cannot fingerprint function objects, so a plain call types them in
-    Python every time (about 0.1 ms, a tenth of a TVClust sweep); after the first call
-    the compiled entry point is reused for arguments of the same types."""
-    try:
-        key = (id(kernel),) + tuple(id(h) for h in args[:n_hooks]) + (type(args[n_hooks]),) + tuple(
-            compute_fingerprint(a) for a in args[n_hooks:])
-    except NotImplementedError:  # an argument numba cannot fingerprint either: the slow way
-        key = None
-    entry = None if key is None else _ENTRY_POINTS.get(key)
-    if entry is not None:
-        return entry(*args)
-    with warnings.catch_warnings():  # numba calls function arguments experimental
-        warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
-        result = kernel(*args)
-        if key is not None:
-            cres = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
-            if cres is not None:
-                _ENTRY_POINTS[key] = cres.entry_point
-    return result
+    kernels = (njit(cache=cache)(bind(sweep, "sweep", sweep.__closure__)),)
+    if all(name in hooks for name in SPLIT_MERGE_HOOKS):
+        kernels += (njit(cache=cache)(bind(split_merge, "split_merge", split_merge.__closure__)),)
+    return kernels
 
 
 # ============================================================================ chain
@@ -499,10 +546,8 @@ class GibbsChain:
         pos = 0
         while True:
             state = self.provider.state
-            entry = _entry(state)
-            pos = _launch(_KERNELS[entry["cache"]][0], 1,
-                          (entry["hooks"], state, self.z, self.count, adj[0], adj[1], adj[2], order, unif, pos,
-                           self.book, self.active, self.where, self.free, self.side, self.logw))
+            pos = _entry(state)["kernels"][0](state, self.z, self.count, adj[0], adj[1], adj[2], order, unif, pos,
+                                              self.book, self.active, self.where, self.free, self.side, self.logw)
             if pos >= len(order):
                 return
             self.grow()
@@ -518,13 +563,12 @@ class GibbsChain:
             self.members = np.zeros(len(self.z), dtype=np.int64)
         state = self.provider.state
         entry = _entry(state)
-        if entry["split"] is None:
+        if not entry["split"]:
             raise InvalidParameterError(f"{type(state).__name__} has no split-merge hooks "
                                         f"({', '.join(SPLIT_MERGE_HOOKS)})")
-        return _launch(_KERNELS[entry["cache"]][1], 2,
-                       (entry["hooks"], entry["split"], state, self.z, self.count, adj[0], adj[1], adj[2],
-                        int(n_attempts), int(seed), self.book, self.active, self.where, self.free, self.tmp,
-                        self.members, int(scratch)))
+        return entry["kernels"][1](state, self.z, self.count, adj[0], adj[1], adj[2], int(n_attempts), int(seed),
+                                   self.book, self.active, self.where, self.free, self.tmp, self.members,
+                                   int(scratch))
 
 
 def no_side_information(n_items):

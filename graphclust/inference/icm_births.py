@@ -40,19 +40,18 @@ kernel; they must not allocate):
   the pass). When the bounds, with the pair terms added exactly, prove that staying is
   cheapest by a margin, the node stays: the decision a full evaluation takes.
 
-The engine compiles one kernel per provider with the hooks as constants (direct calls,
-as fast as a hand-written sweep). The hooks get identifiers made of their module,
-name and a digest of their file, so the kernel loads from numba's disk cache in later
-processes and an edited provider is compiled afresh.
+The engine compiles one kernel per provider with the hooks inlined (as fast as a
+hand-written sweep), the way the Gibbs engine does (:mod:`._specialise`): it loads from
+numba's disk cache in later processes, and an edited provider is compiled afresh.
 """
-
-import hashlib
 
 import numpy as np
 from numba import njit
 
 from ..errors import InvalidParameterError
+from . import _local
 from ._local import REL_TOL, cheapest, improves, label_costs, potts_pull
+from ._specialise import bind, hook_space, source_stamp, state_tag
 
 __all__ = ["register_provider", "sweep"]
 
@@ -113,30 +112,8 @@ def register_provider(state_class, *, scores, add, bounds=None, score=None, cach
                                         f"(numba.njit), got {type(fn).__name__}")
     bounds = _no_bounds if bounds is None else bounds
     score = _no_score if score is None else score
-    if cache:
-        for fn in (scores, add, bounds, score):
-            _stable_identity(fn)
-    _KERNELS[state_class] = _make_kernel(scores, add, bounds, score, bool(cache))
-
-
-def _stable_identity(fn):
-    """An identifier for a jitted function that is the same in every process while its
-    file is unchanged. numba keys a kernel that calls the function by that identifier
-    (random per process by default, so the kernel would never load from the cache); the
-    file digest makes an edited provider compile afresh instead of loading stale code."""
-    try:
-        with open(fn.py_func.__code__.co_filename, "rb") as fh:
-            digest = hashlib.sha1(fh.read()).hexdigest()[:16]
-    except OSError:  # no source file (frozen): the kernel is compiled in every process
-        return
-    try:
-        fn._set_uuid(f"graphclust.icm_births:{fn.py_func.__module__}.{fn.py_func.__qualname__}:{digest}")
-    except AssertionError:  # already has one (another engine or a pickle): cache misses only
-        pass
-
-
-_stable_identity(_no_bounds)
-_stable_identity(_no_score)
+    _KERNELS[state_class] = _make_kernel(state_class, {"_scores": scores, "_add": add, "_bounds": bounds,
+                                                       "_score": score}, bool(cache))
 
 
 @njit(cache=True, inline="always")
@@ -162,65 +139,75 @@ def _pulls_own_and_other(cost, z, indptr, indices, weights, i, a):  # pragma: no
     return pull_a, pull_max
 
 
-def _make_kernel(scores, add, bounds, score, cache):
+def _pass_impl(ps, n_slots, order, start, indptr, indices, weights, lc, rel_tol, k_pass,
+               cost):  # pragma: no cover - compiled
+    """Template of the pass kernel (``_scores``, ``_add``, ``_bounds``, ``_score``: the
+    provider's hooks, bound by :func:`_make_kernel`). One pass over ``order[start:]``;
+    returns ``(position reached, n_slots, n_changed)``, stopping early when every slot
+    is in use (the caller grows the state and resumes there; that node is untouched)."""
+    z = ps.z
+    count = ps.count
+    cap = count.shape[0]
+    changed = 0
+    for p in range(start, order.shape[0]):
+        if n_slots >= cap:
+            return p, n_slots, changed
+        i = order[p]
+        a = z[i]
+        if count[a] > 1:  # leaving would free no label: the bounds can decide
+            stay_ub, other_lb, birth_lb = _bounds(ps, i)
+            if stay_ub < np.inf:
+                pull_a, pull_max = _pulls_own_and_other(cost, z, indptr, indices, weights, i, a)
+                stay = stay_ub - pull_a
+                room = _MARGIN * (1.0 + abs(stay))
+                if stay + room <= other_lb - pull_max and stay + room <= birth_lb + lc[n_slots]:
+                    far = True
+                    for k in range(k_pass, n_slots):  # born in this pass: scored exactly
+                        pull_k = 0.0
+                        for q in range(indptr[i], indptr[i + 1]):
+                            if z[indices[q]] == k:
+                                pull_k += weights[q]
+                        if not stay + room <= _score(ps, i, k) * _SAFE - pull_k:
+                            far = False
+                            break
+                    if far:
+                        continue
+        _scores(ps, i, a, cost, n_slots)
+        label_costs(cost, count, lc, a, n_slots + 1)
+        potts_pull(cost, z, indptr, indices, weights, i)
+        best = cheapest(cost, n_slots + 1)
+        k = a
+        if best != a and improves(cost[best], cost[a], rel_tol):
+            changed += 1
+            k = best
+        new = k == n_slots
+        if new:
+            n_slots += 1
+        z[i] = k
+        count[a] -= 1
+        count[k] += 1
+        _add(ps, i, k, new, n_slots)
+    return order.shape[0], n_slots, changed
+
+
+def _make_kernel(state_class, hooks, cache):
     """The pass kernel with the provider's hooks compiled in.
 
     It allocates nothing, so it is compiled without numba's reference counting
     (``_nrt=False``): arrays read from the state inside inlined hooks and helpers would
     otherwise cost atomic increments per node, which doubled a pass that skips most
     nodes (1.1 ms -> 6.5 ms at 10⁵ points)."""
+    stamp = source_stamp([_local.__file__] + [fn.py_func.__code__.co_filename for fn in hooks.values()])
+    tag = state_tag(state_class)
+    space = hook_space(globals(), hooks)
+    space["_pass_impl"] = njit(_nrt=False)(bind(_pass_impl, space, "_pass_impl", tag))
 
-    @njit(cache=cache, _nrt=False)
     def kernel(ps, n_slots, order, start, indptr, indices, weights, lc, rel_tol, k_pass,
                cost):  # pragma: no cover - compiled
-        """One pass over ``order[start:]``; returns ``(position reached, n_slots,
-        n_changed)``, stopping early when every slot is in use (the caller grows the
-        state and resumes there; that node is untouched)."""
-        z = ps.z
-        count = ps.count
-        cap = count.shape[0]
-        changed = 0
-        for p in range(start, order.shape[0]):
-            if n_slots >= cap:
-                return p, n_slots, changed
-            i = order[p]
-            a = z[i]
-            if count[a] > 1:  # leaving would free no label: the bounds can decide
-                stay_ub, other_lb, birth_lb = bounds(ps, i)
-                if stay_ub < np.inf:
-                    pull_a, pull_max = _pulls_own_and_other(cost, z, indptr, indices, weights, i, a)
-                    stay = stay_ub - pull_a
-                    room = _MARGIN * (1.0 + abs(stay))
-                    if stay + room <= other_lb - pull_max and stay + room <= birth_lb + lc[n_slots]:
-                        far = True
-                        for k in range(k_pass, n_slots):  # born in this pass: scored exactly
-                            pull_k = 0.0
-                            for q in range(indptr[i], indptr[i + 1]):
-                                if z[indices[q]] == k:
-                                    pull_k += weights[q]
-                            if not stay + room <= score(ps, i, k) * _SAFE - pull_k:
-                                far = False
-                                break
-                        if far:
-                            continue
-            scores(ps, i, a, cost, n_slots)
-            label_costs(cost, count, lc, a, n_slots + 1)
-            potts_pull(cost, z, indptr, indices, weights, i)
-            best = cheapest(cost, n_slots + 1)
-            k = a
-            if best != a and improves(cost[best], cost[a], rel_tol):
-                changed += 1
-                k = best
-            new = k == n_slots
-            if new:
-                n_slots += 1
-            z[i] = k
-            count[a] -= 1
-            count[k] += 1
-            add(ps, i, k, new, n_slots)
-        return order.shape[0], n_slots, changed
+        stamp  # noqa: B018 - kept in the closure (the cache key)
+        return _pass_impl(ps, n_slots, order, start, indptr, indices, weights, lc, rel_tol, k_pass, cost)
 
-    return kernel
+    return njit(cache=cache, _nrt=False)(bind(kernel, space, "kernel", tag, kernel.__closure__))
 
 
 def sweep(provider, order, adjacency, label_cost):

@@ -55,6 +55,10 @@ class NodePotentials(Parametrized):
     has_pair_distortion = False
     #: True when :meth:`start`, :meth:`remove`, :meth:`add` and :meth:`scores` are implemented
     has_incremental = False
+    #: True when :meth:`update` learns from the constraints (``must``, ``cannot``), as a
+    #: learnt metric does: then the start matters more, and :class:`~graphclust.HMRF`
+    #: tries both of its default starts also in the fits that choose the constraint weight
+    learns_from_constraints = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -165,6 +165,11 @@ class Centroids(NodePotentials):
         self.smoothing = smoothing
         self.metric_eps = metric_eps
 
+    @property
+    def learns_from_constraints(self):
+        """A learnt metric (``distortion="mahalanobis"``) is fitted to the constraints."""
+        return self.distortion == "mahalanobis"
+
     def _check_params(self):
         if self.per_cluster and self._kind != "mahalanobis":
             raise InvalidParameterError(
@@ -345,13 +350,26 @@ class Centroids(NodePotentials):
         return self._pairs(Y[pairs[:, 0]], Y[pairs[:, 1]])
 
     def max_distortion(self, problem, rng=None):
-        """Exact up to :data:`EXACT_MAX_DISTORTION_NODES` nodes (chunked, O(n² d));
-        above, a lower bound from a few farthest-point sweeps (O(n d) each)."""
+        """``(φ_max, pair)``: the largest pair distortion over the nodes and a pair that
+        attains it. Squared Euclidean and Mahalanobis: exact by a pruned search (see
+        :func:`_sq_diameter`), a lower bound only when pruning fails on more than
+        :data:`EXACT_MAX_DISTORTION_NODES` nodes. Cosine and KL: exact up to that many
+        nodes (chunked, O(n² d)), above it a lower bound from farthest-point sweeps.
+        The value is cached while the points and the metric stay the same (EM asks
+        every iteration)."""
         Y, _ = self.points(problem)
         n = len(Y)
         if n < 2:
             return 0.0, (0, 0)
-        if n <= EXACT_MAX_DISTORTION_NODES:
+        root = getattr(self, "_pair_root", None)
+        key = (id(Y), Y.shape, bool(getattr(self, "_learnt", False)), None if root is None else root.tobytes())
+        cached = getattr(self, "_max_cache", None)
+        if cached is not None and cached[0] == key and cached[1] is Y:
+            return cached[2]
+        if self._kind in ("sqeuclidean", "mahalanobis"):
+            best, pair, _ = _sq_diameter(self._whiten(Y), EXACT_MAX_DISTORTION_NODES ** 2)
+            out = (best, pair)
+        elif n <= EXACT_MAX_DISTORTION_NODES:
             best, pair = -1.0, (0, 1)
             per_row = n * (Y.shape[1] if self._kind == "kl" else 1)
             step = max(1, _BLOCK_FLOATS // per_row)
@@ -361,16 +379,11 @@ class Centroids(NodePotentials):
                 r, c = divmod(k, n)
                 if block[r, c] > best:
                     best, pair = float(block[r, c]), (start + r, c)
-            return best, pair
-        i = 0
-        best, pair = -1.0, (0, 1)
-        for _ in range(4):
-            d = self._pairs(np.broadcast_to(Y[i], Y.shape), Y)
-            j = int(np.argmax(d))
-            if d[j] <= best:
-                break
-            best, pair, i = float(d[j]), (i, j), j
-        return best, pair
+            out = (best, pair)
+        else:
+            out = _farthest_point_sweeps(Y, self._pairs, 0)
+        self._max_cache = (key, Y, out)  # Y held so its id cannot be reused
+        return out
 
     def _block(self, Ya, Y):
         """All pair distortions between the rows of ``Ya`` and of ``Y``."""
@@ -522,3 +535,50 @@ def _violated_terms(Y, labels, must, cannot, far_pair):
         p = p[bad]
         cl = (labels[p[:, 0]], Y[p[:, 0]] - Y[p[:, 1]], w[bad], Y[far_pair[0]] - Y[far_pair[1]])
     return ml, cl
+
+
+def _farthest_point_sweeps(Y, pairs, start, sweeps=4):
+    """A lower bound on the largest pair distortion: from ``start``, jump to the
+    farthest point a few times (O(n d) each)."""
+    i, best, pair = start, -1.0, (0, 1)
+    for _ in range(sweeps):
+        d = pairs(np.broadcast_to(Y[i], Y.shape), Y)
+        j = int(np.argmax(d))
+        if d[j] <= best:
+            break
+        best, pair, i = float(d[j]), (i, j), j
+    return best, pair
+
+
+def _sq_diameter(W, budget):
+    """``(largest squared distance, pair, exact)`` among the rows of ``W``.
+
+    Farthest-point sweeps give a lower bound ``D``; the triangle inequality through the
+    mean, ``|w_i − w_j| ≤ r_i + r_j`` (``r``: distance to the mean), then rules out
+    every pair with ``r_i + r_j < D``. Rows are visited by decreasing ``r``, each
+    against the prefix it can still beat, in blocks, until no row can: usually a small
+    fraction of the n² pairs. Should more than ``budget`` pairs need checking, the
+    best pair found so far is returned with ``exact=False``."""
+    n = len(W)
+    r = np.sqrt(((W - W.mean(0)) ** 2).sum(1))
+    order = np.argsort(-r, kind="stable")
+    Ws, rs = W[order], r[order]
+    best, (a, b) = _farthest_point_sweeps(Ws, lambda A, B: ((A - B) ** 2).sum(1), 0)
+    best_root = np.sqrt(max(best, 0.0))
+    checked, start, step = 0, 0, 64
+    while start < n and rs[start] + rs[0] >= best_root:
+        stop = min(n, start + step)
+        # rows start..stop-1 can only beat the best with rows j whose r_j >= best - r_i
+        reach = int(np.searchsorted(-rs, -(best_root - rs[start]), side="right"))
+        reach = max(reach, stop)
+        checked += (stop - start) * reach
+        if checked > budget:
+            return best, (int(order[a]), int(order[b])), False
+        block = sq_distances(Ws[start:stop], Ws[:reach])
+        k = int(np.argmax(block))
+        i, j = divmod(k, reach)
+        if block[i, j] > best:
+            best, a, b = float(block[i, j]), start + i, j
+            best_root = np.sqrt(best)
+        start = stop
+    return best, (int(order[a]), int(order[b])), True

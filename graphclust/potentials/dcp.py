@@ -232,8 +232,9 @@ class DCPGibbsState(NamedTuple):
     scratch: int
 
 
-# The hooks unpack the state first: reading NamedTuple fields by name inside numba code
-# that then calls other functions costs reference-count traffic per array and call.
+# The hooks unpack the state first: outside the engine (which borrows the state's arrays),
+# reading NamedTuple fields by name in numba code that calls other functions costs
+# reference-count traffic per array and call.
 @njit(cache=True)
 def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     """Take the block of item ``u`` out of slot ``k_old`` (a rank-one update per node),

@@ -126,29 +126,110 @@ def _node_log_prior(i, mode, use_max, pri, side, zn, size, active, n_active, wor
 
 
 @njit(cache=True)
-def _dot(a, b):
-    s = 0.0
-    for d in range(a.shape[0]):
-        s += a[d] * b[d]
-    return s
+def _sparse_log_prior(i, use_max, pri, side, zn, active, n_active, work, mark, out):
+    """:func:`_node_log_prior` for the sparse prior (mode 2), working only on the
+    clusters that node ``i``'s neighbours and constraint partners are in: every other
+    active cluster gets the floor, ``log g̃ = lfloor[i]``, without the per-cluster
+    bookkeeping (digits, 10 neighbours, ~40 clusters: the sweep 3.5–6 % faster). The
+    same floating-point operations in the same order as there, so the same values.
+    ``mark`` (one flag per slot, all False between calls) tells a cluster's first touch."""
+    LF, ptr, idx, lfv, lfloor = pri
+    sp_ptr, sp_idx, sp_w = side
+    acc1, acc2, ml, cl, veto = work
+    floor_i = lfloor[i] + 0.0  # what an untouched cluster gets there (the floor plus cl = 0)
+    for a in range(n_active):
+        out[active[a]] = floor_i
+    for e in range(ptr[i], ptr[i + 1]):
+        k = zn[idx[e]]
+        if k >= 0:
+            if not mark[k]:
+                mark[k] = True
+                acc1[k] = -np.inf
+                acc2[k] = 0.0
+                ml[k] = 0.0
+                cl[k] = 0.0
+                veto[k] = False
+            if lfv[e] > acc1[k]:
+                acc1[k] = lfv[e]
+    if not use_max:
+        for e in range(ptr[i], ptr[i + 1]):
+            k = zn[idx[e]]
+            if k >= 0 and acc1[k] > -np.inf:
+                acc2[k] += math.exp(lfv[e] - acc1[k])
+    for e in range(sp_ptr[i], sp_ptr[i + 1]):
+        k = zn[sp_idx[e]]
+        if k >= 0:
+            if not mark[k]:
+                mark[k] = True
+                acc1[k] = -np.inf
+                acc2[k] = 0.0
+                ml[k] = 0.0
+                cl[k] = 0.0
+                veto[k] = False
+            w = sp_w[e]
+            if w == -np.inf:
+                veto[k] = True
+            elif w > 0.0:
+                if use_max:
+                    if w > ml[k]:
+                        ml[k] = w
+                else:
+                    ml[k] += w
+            else:
+                cl[k] += w
+    for e in range(ptr[i], ptr[i + 1]):  # the touched clusters, each once
+        k = zn[idx[e]]
+        if k >= 0 and mark[k]:
+            mark[k] = False
+            out[k] = _touched_log_prior(acc1[k], acc2[k], ml[k], cl[k], veto[k], lfloor[i], use_max)
+    for e in range(sp_ptr[i], sp_ptr[i + 1]):
+        k = zn[sp_idx[e]]
+        if k >= 0 and mark[k]:
+            mark[k] = False
+            out[k] = _touched_log_prior(acc1[k], acc2[k], ml[k], cl[k], veto[k], lfloor[i], use_max)
+
+
+@njit(cache=True, inline="always")
+def _touched_log_prior(top, mass, ml, cl, veto, floor, use_max):
+    """The last step of :func:`_node_log_prior` for one cluster of the sparse prior
+    (scalars: array arguments of an inlined function cost reference-count calls)."""
+    lg = top
+    if not use_max and lg > -np.inf:
+        lg += math.log(mass)
+    lg = _log_combine(lg, floor, use_max)
+    if ml > 0.0:
+        lg = _log_combine(lg, math.log(ml), use_max)
+    lg += cl
+    if veto:
+        lg = -np.inf
+    return lg
 
 
 @njit(cache=True)
 def _pa_step(x, x_sq, k, theta, tsq, active, n_active, pa_cap, margin, phantom, tnew):
     """Multi-class PA-I step on the example ``(x, k)`` against the strongest rival
-    (a live cluster, or the unused candidate ``tnew`` when ``phantom``)."""
-    s_k = _dot(theta[k], x)
+    (a live cluster, or the unused candidate ``tnew`` when ``phantom``). The dot
+    products are written out over rows of ``theta`` (no row views, no calls): inlined
+    into the Gibbs engine, each view or call argument costs a reference-count call."""
+    D = x.shape[0]
+    s_k = 0.0
+    for d in range(D):
+        s_k += theta[k, d] * x[d]
     best = -np.inf
     r = -1
     for a in range(n_active):
         j = active[a]
         if j != k:
-            s = _dot(theta[j], x)
+            s = 0.0
+            for d in range(D):
+                s += theta[j, d] * x[d]
             if s > best:
                 best = s
                 r = j
     if phantom:
-        s = _dot(tnew, x)
+        s = 0.0
+        for d in range(D):
+            s += tnew[d] * x[d]
         if s > best:
             best = s
             r = -2
@@ -157,13 +238,17 @@ def _pa_step(x, x_sq, k, theta, tsq, active, n_active, pa_cap, margin, phantom, 
     loss = margin - s_k + best
     if loss > 0.0 and x_sq > 0.0:
         tau = min(pa_cap, loss / (2.0 * x_sq))
-        for d in range(x.shape[0]):
+        s = 0.0
+        for d in range(D):
             theta[k, d] += tau * x[d]
-        tsq[k] = _dot(theta[k], theta[k])
+            s += theta[k, d] * theta[k, d]
+        tsq[k] = s
         if r >= 0:
-            for d in range(x.shape[0]):
+            s = 0.0
+            for d in range(D):
                 theta[r, d] -= tau * x[d]
-            tsq[r] = _dot(theta[r], theta[r])
+                s += theta[r, d] * theta[r, d]
+            tsq[r] = s
 
 
 @njit(cache=True)
@@ -182,7 +267,8 @@ class DDMMDPMGibbsState(NamedTuple):
     scaled side information (``_node_log_prior``), the items, the likelihood
     parameters ``(β, λ, PA cap, shrink, margin, σ₀, phantom rival, reuse θ)``, the
     cluster weights, and per-item scratch (the prior of every active cluster, the
-    candidate ``θ_new`` and its squared norm)."""
+    candidate ``θ_new`` and its squared norm, the touched-cluster flags of
+    ``_sparse_log_prior``)."""
 
     mode: int
     use_max: bool
@@ -202,16 +288,19 @@ class DDMMDPMGibbsState(NamedTuple):
     tnew: np.ndarray
     tn_sq: np.ndarray
     opened: np.ndarray
+    mark: np.ndarray
 
 
-# inlined (numba IR) into the hooks: a call that receives arrays unpacked from the
-# state costs reference-count updates for every array held across it
+# inlined (numba IR) into the hooks, and with them into the engine's kernel: no call
+# per item and member
 _node_log_prior_inline = njit(inline="always")(_node_log_prior.py_func)
+_sparse_log_prior_inline = njit(inline="always")(_sparse_log_prior.py_func)
 _pa_step_inline = njit(inline="always")(_pa_step.py_func)
 
 
-# Every hook unpacks the state first: reading NamedTuple fields by name inside numba code
-# that then calls other functions costs reference-count traffic per array and call.
+# Every hook unpacks the state first: outside the engine (which borrows the state's arrays),
+# reading NamedTuple fields by name in numba code that calls other functions costs
+# reference-count traffic per array and call.
 @njit(cache=True)
 def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     """Detach the block of item ``u`` from slot ``k_old`` (its mass out, ``θ_k`` shrunk
@@ -221,7 +310,7 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     the max-margin likelihood ``β x_uᵀθ_k − m_u λ‖θ_k‖²``, and last the new cluster's
     ``m_u log(α/N) + β x_uᵀθ_new − m_u λ‖θ_new‖²``."""
     (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
-     opened) = ps
+     opened, mark) = ps
     mem_ptr, mem_idx, cnt = items[0], items[1], items[4]
     D = theta.shape[1]
     if k_old >= 0:
@@ -240,12 +329,18 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
         base_std = params[5]
         for d in range(D):
             tnew[d] = base_std * noise[pos, d]
-    tn_sq[0] = _dot(tnew, tnew)
+    s = 0.0
+    for d in range(D):
+        s += tnew[d] * tnew[d]
+    tn_sq[0] = s
     for a in range(n_active):
         prior[active[a]] = 0.0
     for e in range(mem_ptr[u], mem_ptr[u + 1]):
         i = mem_idx[e]
-        _node_log_prior_inline(i, mode, use_max, pri, side, zn, size, active, n_active, work, lg)
+        if mode == _SPARSE:
+            _sparse_log_prior_inline(i, use_max, pri, side, zn, active, n_active, work, mark, lg)
+        else:
+            _node_log_prior_inline(i, mode, use_max, pri, side, zn, size, active, n_active, work, lg)
         c = cnt[i]
         for a in range(n_active):
             k = active[a]
@@ -269,7 +364,7 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
 def _gibbs_add(ps, u, k, new, active, n_active):
     """Attach the block (a new cluster takes ``θ_new``), then PA steps member by member."""
     (mode, use_max, log_new, pri, side, items, params, zn, theta, tsq, size, noise, work, lg, prior, tnew, tn_sq,
-     opened) = ps
+     opened, mark) = ps
     mem_ptr, mem_idx, Xn, xsq = items[0], items[1], items[2], items[3]
     if new:
         for d in range(theta.shape[1]):
@@ -306,13 +401,14 @@ class _ChainState:
         self.lg, self.prior, self.tnew = np.empty(cap), np.empty(cap), np.empty(D)
         self.tn_sq = np.zeros(1)
         self.opened = np.zeros(1, dtype=np.int64)
+        self.mark = np.zeros(cap, dtype=np.bool_)
 
     @property
     def state(self):
         m = self.model
         return DDMMDPMGibbsState(m.mode, m.use_max, self.log_new, m.pri, m.side, m.items, self.params, self.zn,
                                  self.theta, self.tsq, self.size, self.noise, self.work, self.lg, self.prior,
-                                 self.tnew, self.tn_sq, self.opened)
+                                 self.tnew, self.tn_sq, self.opened, self.mark)
 
     def grow(self, capacity):  # pragma: no cover - a slot per item and a spare always suffice
         raise AssertionError("a dd-MMDPM chain has a slot for every item")

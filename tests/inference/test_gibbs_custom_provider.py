@@ -5,6 +5,7 @@ partitions matches exact enumeration, with plain Gibbs sweeps and with split–m
 moves; the provider's kernels stay out of numba's on-disk cache."""
 
 import math
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -215,10 +216,12 @@ def test_engine_with_a_custom_provider_matches_exact_enumeration(n_split_merge):
 
 def test_custom_provider_stays_out_of_the_disk_cache():
     sample(1, 3, seed=0)
-    cached = gibbs._KERNELS[True]
-    for kernel in cached:
-        assert not any("PoissonGammaState" in str(sig) for sig in kernel.signatures)
-    assert any("PoissonGammaState" in str(sig) for sig in gibbs._KERNELS[False][0].signatures)
+    for entry in gibbs._PROVIDERS.values():
+        for kernel in entry["kernels"]:
+            assert not (entry["cache"] and any("PoissonGammaState" in str(sig) for sig in kernel.signatures))
+    kernels = gibbs._PROVIDERS[PoissonGammaState]["kernels"]
+    assert any("PoissonGammaState" in str(sig) for sig in kernels[0].signatures)
+    assert all(type(k._cache).__name__ == "NullCache" for k in kernels)  # numba's "no disk cache"
 
 
 def test_unregistered_state_and_bad_hooks_are_refused():
@@ -234,3 +237,20 @@ def test_unregistered_state_and_bad_hooks_are_refused():
         register_provider(dict, scores=pg_scores, add=pg_add)
     with pytest.raises(InvalidParameterError, match="hook 'scores'"):
         register_provider(Unregistered, scores=lambda *args: None, add=pg_add)
+
+
+def test_kernels_leave_the_reference_counts_of_the_state_as_they_were():
+    # the kernels borrow the state's arrays (no reference counting inside): a sweep and a
+    # split-merge pass must neither leak nor drop a reference
+    prov = PoissonGamma(X6, a=1.0, b=0.5, alpha=1.5, capacity=16)
+    chain = GibbsChain(prov, len(X6), capacity=16, first_slot=prov.first_slot)
+    adj = side_csr(len(X6), PAIRS)
+    rng = np.random.default_rng(0)
+    chain.sweep(rng.permutation(len(X6)), rng.random(len(X6)), adj)
+    arrays = [prov.X, prov.lfact, prov.cn, prov.cs, chain.z, chain.active, chain.side, chain.logw, *adj]
+    before = [sys.getrefcount(a) for a in arrays]
+    for _ in range(50):
+        chain.sweep(rng.permutation(len(X6)), rng.random(len(X6)), adj)
+        chain.split_merge(adj, 2, int(rng.integers(2**31 - 1)), scratch=1)
+    assert chain.capacity == 16  # no growth: the same arrays throughout
+    assert [sys.getrefcount(a) for a in arrays] == before

@@ -270,3 +270,28 @@ def test_unregistered_state_is_refused():
 
     with pytest.raises(InvalidParameterError, match="Other is not a registered provider state"):
         icm_births.sweep(Prov(), np.arange(2), (np.zeros(3, np.int64), np.zeros(0, np.int64), np.zeros(0)), 1.0)
+
+
+ICM_CHILD = """
+import numpy as np
+import graphclust as gc
+from graphclust.inference import icm_births
+from graphclust.potentials.dpcentroids import DPState
+X = np.random.default_rng(0).normal(size=(30, 2))
+gc.RDPMeans(lam=2.0, xi=0.0, n_init=1, random_state=0).fit(X)
+kernel = icm_births._KERNELS[DPState]
+print(sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()))
+"""
+
+
+@pytest.mark.slow
+def test_a_second_process_loads_the_pass_kernel_from_the_cache():
+    """The kernel is specialised on DPCentroids' hooks and cached by numba's public
+    ``cache=True`` (no private numba API): a later process loads it."""
+    import subprocess
+    import sys
+
+    exec(ICM_CHILD, {})  # compiles (or loads) and writes the cache in this process
+    out = subprocess.run([sys.executable, "-c", ICM_CHILD], capture_output=True, text=True, check=True)
+    hits, misses = (int(v) for v in out.stdout.split())
+    assert misses == 0 and hits >= 1

@@ -524,3 +524,50 @@ def test_repr_and_clone():
     D = C.clone(n_clusters=4)
     assert D.get_params() == {**C.get_params(), "n_clusters": 4}
     assert D.metric_ is None
+
+
+# ---------------------------------------------------------------------------- the pruned diameter
+@pytest.mark.parametrize("shape", ["gauss", "sphere", "line", "duplicates", "anisotropic"])
+@pytest.mark.parametrize("n", [2, 3, 70, 300])
+def test_pruned_diameter_is_exact(shape, n):
+    """The pruned search against all pairs, on clouds where pruning helps (Gaussian),
+    where it cannot (points on a sphere: every row is a candidate) and degenerate ones."""
+    from graphclust.potentials.centroids import _sq_diameter
+    from graphclust._utils import sq_distances
+
+    rng = np.random.default_rng(n)
+    W = {"gauss": lambda: rng.normal(size=(n, 5)),
+         "sphere": lambda: (lambda Z: Z / np.linalg.norm(Z, axis=1, keepdims=True))(rng.normal(size=(n, 3))),
+         "line": lambda: np.outer(rng.normal(size=n), [1.0, 2.0, -1.0]),
+         "duplicates": lambda: np.repeat(rng.normal(size=(max(1, n // 3), 4)), 3, axis=0)[:n],
+         "anisotropic": lambda: rng.normal(size=(n, 6)) * np.array([100.0, 1, 1, 1, 1, 0.01])}[shape]()
+    W = np.concatenate([W, W[: max(0, n - len(W))]])[:n] if len(W) < n else W
+    best, (i, j), exact = _sq_diameter(W, budget=n * n)
+    full = sq_distances(W, W).max()
+    assert exact and best == pytest.approx(full, rel=1e-9, abs=1e-12)
+    assert ((W[i] - W[j]) ** 2).sum() == pytest.approx(best, rel=1e-9, abs=1e-12)
+
+
+def test_pruned_diameter_over_budget_is_a_lower_bound_and_says_so():
+    from graphclust.potentials.centroids import _sq_diameter
+    from graphclust._utils import sq_distances
+
+    Z = np.random.default_rng(0).normal(size=(400, 3))
+    W = Z / np.linalg.norm(Z, axis=1, keepdims=True)  # a sphere: pruning cannot help
+    best, (i, j), exact = _sq_diameter(W, budget=1000)
+    assert not exact
+    assert 0 < best <= sq_distances(W, W).max() + 1e-12
+    assert ((W[i] - W[j]) ** 2).sum() == pytest.approx(best, rel=1e-12)
+
+
+def test_max_distortion_follows_the_learnt_metric():
+    """Cached while the metric stays, recomputed when the M-step changes it."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2)) * np.array([5.0, 0.2])
+    C, P = _fitted(dict(distortion="mahalanobis", metric="diagonal"), X, np.arange(60) % 2, 2)
+    first = C.max_distortion(P)
+    assert C.max_distortion(P) == first
+    C.update(P, (X[:, 1] > 0).astype(int))
+    again = C.max_distortion(P)
+    pairs = np.array(list(itertools.combinations(range(60), 2)))
+    assert again[0] == pytest.approx(C.pair_distortion(P, pairs).max(), rel=1e-9)
