@@ -43,12 +43,15 @@ def counts_problem():
     return X, S
 
 
+# TVClust with the defaults the draws were recorded under (κ0 = 1, p and q learnt)
 CONFIGS = {
-    "tvclust-gaussian": (mixed_problem, lambda: gc.TVClust(n_iter=8, burn_in=2, n_chains=2, random_state=0)),
-    "tvclust-diag-sequential": (mixed_problem, lambda: gc.TVClust("gaussian-diag", n_iter=8, burn_in=2,
-                                                                  init="sequential", learn_alpha=True,
-                                                                  random_state=1)),
-    "tvclust-multinomial": (counts_problem, lambda: gc.TVClust("multinomial", n_iter=8, burn_in=2, random_state=2)),
+    "tvclust-gaussian": (mixed_problem, lambda: gc.TVClust(gc.potentials.NormalInverseWishart(), learn_pq=True,
+                                                           n_iter=8, burn_in=2, n_chains=2, random_state=0)),
+    "tvclust-diag-sequential": (mixed_problem, lambda: gc.TVClust(gc.potentials.NormalInverseGamma(), learn_pq=True,
+                                                                  n_iter=8, burn_in=2, init="sequential",
+                                                                  learn_alpha=True, random_state=1)),
+    "tvclust-multinomial": (counts_problem, lambda: gc.TVClust("multinomial", learn_pq=True, n_iter=8, burn_in=2,
+                                                               random_state=2)),
     # DCP and DDMMDPM with the defaults the draws were recorded at (issue #26 changed them)
     "dcp": (mixed_problem, lambda: gc.DCP(tau=1.0, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8,
                                           burn_in=2, n_chains=2, random_state=0)),

@@ -175,7 +175,7 @@ def test_credible_constraints_split_what_the_features_merge():
 def test_learnt_credibilities_recover_the_flip_rate():
     X, y = blobs(np.random.default_rng(2), sizes=(40, 40, 40))
     S = gc.SideInfo.sample(y, n_pairs=600, noise=0.2, random_state=2)
-    est = TVClust(n_iter=120, random_state=0).fit(X, S)
+    est = TVClust(learn_pq=True, n_iter=120, random_state=0).fit(X, S)
     assert gc.ari(y, est.labels_) == 1.0 and est.n_clusters_posterior_[3] >= 0.9
     # with the partition at (or next to) the truth, p and q have these Beta posteriors
     pairs = np.array([(u, v) for u, v, _ in S.edges()])
@@ -197,7 +197,7 @@ def test_pair_counts_of_the_pq_update_against_brute_force():
     triples = [(u, v, w * rng.choice([0.5, 1.0, 2.0])) for u, v, w in S.edges()]
     triples += [(0, 1, np.inf), (2, 30, -np.inf)]
     S = gc.SideInfo(triples)
-    est = TVClust(n_iter=25, burn_in=0, random_state=0).fit(X, S)
+    est = TVClust(learn_pq=True, n_iter=25, burn_in=0, random_state=0).fit(X, S)
     counts = est.result_.info["pair_counts"]
     assert counts.shape == (1, 25, 4)
     for t, z in enumerate(est.samples_):
@@ -212,6 +212,47 @@ def test_pair_counts_of_the_pq_update_against_brute_force():
     # Beta(10 + N11, 1 + N01) posteriors
     n11, n01 = counts[0, :, 0], counts[0, :, 1]
     assert est.result_.info["p"][0].mean() == pytest.approx(np.mean((10 + n11) / (11 + n11 + n01)), abs=0.03)
+
+
+# ---------------------------------------------------------------------- the defaults (issue #26)
+def standardised(load):
+    X, y = load()
+    X = np.asarray(X, dtype=float)
+    return (X - X.mean(0)) / X.std(0), np.asarray(y)
+
+
+def test_default_prior_does_not_fragment_wine():
+    """Standardised wine (178 x 13, 3 classes) without side information: with κ0 = 1 the
+    Gaussian likelihood opens about ten clusters, the default κ0 = 0.01 about five."""
+    X, y = standardised(gc.datasets.load_wine)
+    old = TVClust(NormalInverseWishart(kappa=1.0), n_iter=60, random_state=0).fit(X)
+    new = TVClust(n_iter=60, random_state=0).fit(X)
+    assert new.likelihood_.prior_["kappa"] == 0.01
+    assert old.n_clusters_ >= 9
+    assert new.n_clusters_ <= 6
+    assert gc.pairwise_f_measure(y, new.labels_) > gc.pairwise_f_measure(y, old.labels_) + 0.1
+
+
+def test_default_prior_of_the_likelihood_names():
+    """Both Gaussian names get κ0 = 0.01; a provider instance is used as given."""
+    X, y = blobs(np.random.default_rng(0), sizes=(6, 6, 6))
+    assert TVClust("gaussian-diag", n_iter=2).fit(X).likelihood_.prior_["kappa"] == 0.01
+    assert TVClust(NormalInverseWishart(), n_iter=2).fit(X).likelihood_.prior_["kappa"] == 1.0
+    assert TVClust("multinomial", n_iter=2).fit(np.abs(X).round()).likelihood_.prior_["concentration"][0] == 1.0
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_fixed_credibilities_keep_noisy_links_from_being_explained_away(seed):
+    """Standardised iris, 110 pairs with 20 % flipped: learning p and q lets the Gaussian
+    model merge versicolor and virginica and write the cannot-links between them off as
+    noise (p̂ about 0.6); the default, p = q = 0.9 fixed, keeps the three species."""
+    X, y = standardised(gc.datasets.load_iris)
+    S = gc.SideInfo.sample(y, n_pairs=110, noise=0.2, random_state=seed)
+    learnt = TVClust(learn_pq=True, n_iter=60, random_state=0).fit(X, S)
+    fixed = TVClust(n_iter=60, random_state=0).fit(X, S)
+    assert learnt.n_clusters_ == 2 and learnt.p_ < 0.7
+    assert fixed.n_clusters_ == 3 and gc.ari(y, fixed.labels_) > 0.85
+    assert fixed.p_ == pytest.approx(0.9) and fixed.q_ == pytest.approx(0.9)
 
 
 def test_rdpmeans_start():

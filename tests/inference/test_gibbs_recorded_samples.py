@@ -78,10 +78,13 @@ def _data():
 
 
 def _fit(name, X, S):
+    # TVClust with the defaults the draws were recorded under (κ0 = 1, p and q learnt)
     if name == "tvclust":
-        return gc.TVClust(n_iter=8, burn_in=3, n_split_merge=2, random_state=3).fit(X, S)
+        return gc.TVClust(gc.potentials.NormalInverseWishart(), learn_pq=True, n_iter=8, burn_in=3,
+                          n_split_merge=2, random_state=3).fit(X, S)
     if name == "tvclust-diag":
-        return gc.TVClust("gaussian-diag", n_iter=8, burn_in=3, random_state=4).fit(X, S)
+        return gc.TVClust(gc.potentials.NormalInverseGamma(), learn_pq=True, n_iter=8, burn_in=3,
+                          random_state=4).fit(X, S)
     if name == "dcp":
         # the defaults the draws were recorded under (before issue #26)
         return gc.DCP(tau=0.5, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8, burn_in=3,
