@@ -160,11 +160,11 @@ class HMRF(ClusteringEstimator):
     --------
     >>> import numpy as np
     >>> import graphclust as gc
-    >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [5.0, 0.0], [5.2, 0.0]])
-    >>> S = gc.SideInfo.from_pairs(must=[(1, 2)], weight=100.0)
+    >>> X = np.array([[0.0, 0.0], [0.2, 0.0], [0.4, 0.0], [5.0, 0.0], [5.2, 0.0]])
+    >>> S = gc.SideInfo.from_pairs(must=[(2, 3)], weight=100.0)
     >>> est = HMRF(gc.potentials.Centroids(2), inference="exact", random_state=0).fit(X, S)
-    >>> est.labels_  # the must-link pulls node 1 over to the right-hand cluster
-    array([0, 1, 1, 1])
+    >>> est.labels_  # the must-link pulls node 2 over to the right-hand cluster
+    array([0, 0, 1, 1, 1])
     """
 
     _parameter_constraints = {
