@@ -17,7 +17,9 @@ adds: the mode and price ``mode="auto"`` chose, per-set gaps and time per fit.
 
 Methods: ``kmeans`` (scikit-learn, ``n_init=10``), ``cosc`` (``gc.COSC(n_clusters=k)``,
 the default), ``cosc-hard`` (``mode="hard"``: refuses inconsistent draws, counted as
-failures), ``cosc-soft1`` (``mode="soft", gamma=1.0``, the issue's reference point).
+failures), ``cosc-soft1`` (``mode="soft", gamma=1.0``, the issue's reference point),
+``cluster`` (``gc.cluster(X, S, n_clusters=k)``, the recommended entry point; its
+"mode" column is the method it chose).
 
     python benchmarks/bench_cosc_auto.py [--runs 3] [--datasets moons] [--methods kmeans,cosc]
         [--rates 0.01,0.03] [--noise 0,0.05,0.1,0.2] [--out FILE] [--json FILE]
@@ -52,7 +54,7 @@ DATASETS = {
     "blobs-wide": lambda: gc.datasets.make_blobs(300, 3, cluster_std=1.5, separation=4.0, random_state=12),
     "moons": lambda: gc.datasets.make_moons(400, noise=0.15, random_state=13),
 }
-METHODS = ("kmeans", "cosc", "cosc-hard", "cosc-soft1")
+METHODS = ("kmeans", "cosc", "cosc-hard", "cosc-soft1", "cluster")
 BASE_SEED = 20261203
 
 
@@ -80,6 +82,9 @@ def fit(method, X, S, k, seed):
         from sklearn.cluster import KMeans
 
         return KMeans(n_clusters=k, n_init=10, random_state=seed).fit(X).labels_, {}
+    if method == "cluster":
+        est = gc.cluster(X, S, n_clusters=k, random_state=seed)
+        return est.labels_, {"mode": est.choice_["method"]}
     options = {"cosc": {}, "cosc-hard": {"mode": "hard"}, "cosc-soft1": {"mode": "soft", "gamma": 1.0}}[method]
     est = gc.COSC(n_clusters=k, random_state=seed, **options).fit(gc.Problem.from_array(X, S))
     return est.labels_, est.result_.info
@@ -164,6 +169,13 @@ def report(records, args):
         modes = Counter((x["noise"], x.get("mode")) for x in records if x["method"] == "cosc" and x.get("mode"))
         out.append("cosc mode chosen (noise: hard/soft/k-means runs): " + ", ".join(
             f"{p:g}: {modes[(p, 'hard')]}/{modes[(p, 'soft')]}/{modes[(p, 'kmeans')]}" for p in args.noise))
+    for m in [m for m in args.methods if m not in ("kmeans", "cosc")] if "kmeans" in args.methods else []:
+        gaps = sorted((_mean(by[(m, p, d)], key) - _mean(by[("kmeans", p, d)], key), f"{d} {key} {p:g}")
+                      for p in args.noise for d in args.datasets for key in ("F", "NMI"))
+        bad_k = sum(1 for x in records if x["method"] == m and x.get("K") is not None
+                    and (x["K"] == 1 or x["K"] > 2 * x["k"]))
+        out += ["", f"{m} - kmeans, worst cells: " + ", ".join(f"{n}: {g:+.3f}" for g, n in gaps[:4])
+                + f"; runs with one cluster or more than 2k: {bad_k}"]
     if "cosc" in args.methods:
         out += ["", "cosc per data set (all rates, noise levels and runs): worst gap = the lowest cosc - kmeans "
                 "over noise levels and both scores; K = number of clusters returned; mode = "
