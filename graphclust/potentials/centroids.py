@@ -155,6 +155,7 @@ class Centroids(NodePotentials):
     _roots = None  # per-cluster whitening, (K, d) or (K, d, d)
     _logdet = 0.0  # float, or (K,) with per-cluster metrics
     _cache = None
+    _max_cache = None  # (points, whitening, max_distortion's answer)
 
     def __init__(self, n_clusters=2, *, distortion="sqeuclidean", metric="diagonal", per_cluster=False,
                  smoothing=1e-3, metric_eps=1e-6):
@@ -361,11 +362,10 @@ class Centroids(NodePotentials):
         n = len(Y)
         if n < 2:
             return 0.0, (0, 0)
-        root = getattr(self, "_pair_root", None)
-        key = (id(Y), Y.shape, bool(getattr(self, "_learnt", False)), None if root is None else root.tobytes())
-        cached = getattr(self, "_max_cache", None)
-        if cached is not None and cached[0] == key and cached[1] is Y:
-            return cached[2]
+        # the whitening _whiten applies; Y is the same array while the problem is (points' cache)
+        metric = self._pair_root.tobytes() if self._learnt and self._pair_root is not None else None
+        if self._max_cache is not None and self._max_cache[0] is Y and self._max_cache[1] == metric:
+            return self._max_cache[2]
         if self._kind in ("sqeuclidean", "mahalanobis"):
             best, pair, _ = _sq_diameter(self._whiten(Y), EXACT_MAX_DISTORTION_NODES ** 2)
             out = (best, pair)
@@ -382,7 +382,7 @@ class Centroids(NodePotentials):
             out = (best, pair)
         else:
             out = _farthest_point_sweeps(Y, self._pairs, 0)
-        self._max_cache = (key, Y, out)  # Y held so its id cannot be reused
+        self._max_cache = (Y, metric, out)
         return out
 
     def _block(self, Ya, Y):
