@@ -304,12 +304,13 @@ class SweepMonitor:
         if self.bar is not None:
             self.bar.close()
 
-    def kept(self, samples, row, z):
-        """The samples to summarise: all of them, the first ``row`` when the callback
-        stopped the run, or the current state ``z`` when it stopped before any was kept."""
+    def kept(self, rows, row, current):
+        """What to summarise of per-sample ``rows`` (partitions, parameters): all of
+        them, the first ``row`` when the callback stopped the run, or the ``current``
+        value as the one sample when it stopped before any was kept."""
         if not self.stopped:
-            return samples
-        return samples[:row] if row else np.asarray(z, dtype=samples.dtype)[None, :].copy()
+            return rows
+        return rows[:row] if row else np.asarray(current, dtype=rows.dtype)[None, ...].copy()
 
 
 # ============================================================================ base class

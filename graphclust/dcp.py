@@ -666,8 +666,8 @@ class DCP(BayesianClusteringEstimator):
 
         # ---------------------------------------------------------------- summaries
         if monitor.stopped:  # the callback ended the run: what was kept (or the current state)
-            kept_tau = kept_tau[:row] if row else np.array([tau])
-            kept_ell = kept_ell[:row] if row else np.asarray(ell if n_ell else np.empty(0), dtype=float)[None, :]
+            kept_tau = monitor.kept(kept_tau, row, tau)
+            kept_ell = monitor.kept(kept_ell, row, ell if n_ell else np.empty(0))
             samples = monitor.kept(samples, row, store.zi)
             self.tau_ = float(kept_tau.mean())
             self.lengthscale_ = None if not n_ell else kept_ell.mean(0)

@@ -480,7 +480,7 @@ class TVClust(BayesianClusteringEstimator):
 
         # ---------------------------------------------------------------- summaries
         if monitor.stopped:  # the callback ended the run: what was kept (or the current state)
-            kept_lj = kept_lj[:row] if row else np.array([lj])
+            kept_lj = monitor.kept(kept_lj, row, lj)
             samples = monitor.kept(samples, row, chain.z)
         best_row = int(np.argmax(kept_lj)) if self.point_estimate == "map" else None
         labels, loss, n_distinct = self._summarise(problem, samples, merged.lift, best_row)
