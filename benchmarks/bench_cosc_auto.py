@@ -28,7 +28,6 @@ One thread (the script sets it). Figures: ``docs/benchmarks/cosc.md``.
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -46,7 +45,7 @@ import graphclust as gc  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_noisy_defaults as noisy  # noqa: E402
 from bench_noisy_defaults import MAX_PAIRS, NOISE, RATES  # noqa: E402
-from bench_sideinfo_uci import call_with_limit, write_atomic  # noqa: E402
+from bench_sideinfo_uci import call_with_limit  # noqa: E402
 from bench_sideinfo_uci import load as load_uci  # noqa: E402
 
 DATASETS = {
@@ -222,13 +221,8 @@ def main(argv=None):
 
     with threadpool_limits(1):
         records = run(args, log)
-    text = report(records, args) + f"\n{len(records)} fits in {time.perf_counter() - t0:.0f} s.\n"
-    if args.out:
-        write_atomic(args.out, text)
-    else:
-        print(text)
-    if args.json:
-        write_atomic(args.json, json.dumps(records, indent=1, default=float))
+    noisy.emit(report(records, args) + f"\n{len(records)} fits in {time.perf_counter() - t0:.0f} s.\n", records,
+               args.out, args.json)
 
 
 if __name__ == "__main__":

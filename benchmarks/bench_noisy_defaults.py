@@ -402,6 +402,16 @@ def merged_records(paths):
     return records
 
 
+def emit(text, records, out=None, json_path=None):
+    """The report to ``out`` (else stdout), the records to ``json_path``; atomic writes."""
+    if out:
+        write_atomic(out, text)
+    else:
+        print(text)
+    if json_path:
+        write_atomic(json_path, json.dumps(records, indent=1, default=float))
+
+
 def main(argv=None):
     args = parse(argv)
     t0 = time.perf_counter()
@@ -417,14 +427,8 @@ def main(argv=None):
     else:
         with threadpool_limits(1):
             records = run(args, log)
-    text = report(records, args)
-    text += f"\n{len(records)} fits in {time.perf_counter() - t0:.0f} s.\n"
-    if args.out:
-        write_atomic(args.out, text)
-    else:
-        print(text)
-    if args.json:
-        write_atomic(args.json, json.dumps(records, indent=1, default=float))
+    emit(report(records, args) + f"\n{len(records)} fits in {time.perf_counter() - t0:.0f} s.\n", records,
+         args.out, args.json)
 
 
 if __name__ == "__main__":

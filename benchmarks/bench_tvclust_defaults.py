@@ -41,7 +41,6 @@ One thread (the script sets it). Figures: ``docs/tvclust.md`` ("Defaults").
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -57,7 +56,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import graphclust as gc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_noisy_defaults import DATASETS, NOISE, RATES, SLACK, n_pairs, seeds  # noqa: E402
+from bench_noisy_defaults import DATASETS, NOISE, RATES, SLACK, emit, n_pairs, seeds  # noqa: E402
 from bench_sideinfo_uci import load  # noqa: E402
 
 
@@ -209,11 +208,8 @@ def main(argv=None):
 
     with threadpool_limits(1):
         records = run(args, log)
-    print(report(records, args))
-    print(f"{len(records)} fits in {time.perf_counter() - t0:.0f} s.")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(records, fh, indent=1, default=float)
+    emit(report(records, args) + f"\n{len(records)} fits in {time.perf_counter() - t0:.0f} s.", records,
+         json_path=args.json)
 
 
 if __name__ == "__main__":
