@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ._params import AnyOf, Boolean, Callable, InstanceOf, Integer, Optional, Options, RandomState, Real
-from ._utils import check_random_state, progress_bar
+from ._utils import check_random_state, group_sums, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .energy import Energy
 from .errors import InvalidParameterError, TooFewClustersError
@@ -207,10 +207,12 @@ class HMRF(ClusteringEstimator):
         self.callback = callback
 
     # ------------------------------------------------------------------ fit
-    def _fit(self, problem, start=None):
+    def _fit(self, problem, start=None, warm=None):
         rng = check_random_state(self.random_state)
         provider = (self.potentials or Centroids(2)).clone()
         provider._validate_params()
+        if warm is not None:  # a trial fit of the constraint-weight choice: same data as ``warm``'s
+            provider.share_caches(warm)
         if self.penalty == "distance" and problem.n_constraints and not provider.has_pair_distortion:
             raise InvalidParameterError(
                 f"HMRF(penalty='distance') scales constraint penalties by pair distortions, which "
@@ -225,10 +227,12 @@ class HMRF(ClusteringEstimator):
         report = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights)
         # only hard constraints can make the problem infeasible; soft ones are penalties
         is_hard = np.isinf(problem.constraint_weights)
-        hard = check_constraints(problem.nodes, problem.constraints[is_hard], problem.constraint_weights[is_hard],
-                                 n_clusters=K)
-        hard.raise_if_infeasible()
-        if hard.n_components < K:
+        hard = None
+        if is_hard.any():  # without hard constraints every labelling is feasible
+            hard = check_constraints(problem.nodes, problem.constraints[is_hard],
+                                     problem.constraint_weights[is_hard], n_clusters=K)
+            hard.raise_if_infeasible()
+        if hard is not None and hard.n_components < K:
             raise TooFewClustersError(
                 f"n_clusters={K} but hard must-links leave only {hard.n_components} groups of nodes; "
                 "lower n_clusters or soften the must-links", n_clusters=K,
@@ -236,7 +240,7 @@ class HMRF(ClusteringEstimator):
         # the k-means start is computed once: the cross-validation fits share it
         if start is None and self._default_init():
             start = self._kmeans_start(problem, provider, rng)
-        factor, closure, cv_info = self._constraint_trust(problem, report, rng, start, K)
+        factor, closure, cv_info = self._constraint_trust(problem, report, rng, start, K, provider)
         if self.init is None and factor > 0 and report.n_components < problem.n_nodes:
             if self.use_closure == "auto" and not closure:
                 cv_info["closure_skipped"] = (f"{len(report.conflicts)} conflicting constraint(s)" if report.conflicts
@@ -359,9 +363,10 @@ class HMRF(ClusteringEstimator):
         Y, counts = provider.points(problem)
         return kmeans(Y, provider.n_clusters, weights=counts, n_init=KMEANS_RESTARTS, random_state=rng)[1]
 
-    def _constraint_trust(self, problem, report, rng, start, n_clusters):
+    def _constraint_trust(self, problem, report, rng, start, n_clusters, provider):
         """``(factor, closure, info)``: the factor on the soft constraints' strengths,
-        whether the E-step sees their closure, and what to record of the choice."""
+        whether the E-step sees their closure, and what to record of the choice.
+        ``provider`` lends the trial fits what it computed from the data alone."""
         # the closure is an option only for consistent constraints
         closure = self.use_closure is True or (self.use_closure == "auto" and not report.conflicts)
         w = problem.constraint_weights
@@ -382,6 +387,8 @@ class HMRF(ClusteringEstimator):
         both = self.init is None and getattr(self.potentials, "learns_from_constraints", False)
         trial = self._trial() if both or start is None else self._trial().set_params(init=start)
         unconstrained = []  # factor 0 ignores the soft constraints: one fit serves every fold
+        if self.penalty == "distance" and provider.has_pair_distortion:
+            provider.max_distortion(problem)  # computed once here, shared by every trial fit
 
         def fit_labels(cand, train, seed):
             if cand[0] == 0.0 and unconstrained:
@@ -390,7 +397,7 @@ class HMRF(ClusteringEstimator):
                 warnings.simplefilter("ignore", UserWarning)
                 trial.set_params(constraint_weight=cand[0], use_closure=cand[1] or self.use_closure is True,
                                  random_state=seed)
-                labels = trial._fit(train, start)[0]
+                labels = trial._fit(train, start, warm=provider)[0]
             if cand[0] == 0.0:
                 unconstrained.append(labels)
             return labels
@@ -505,8 +512,7 @@ class HMRF(ClusteringEstimator):
         comp = report.component_of
         sizes = np.bincount(comp, weights=counts, minlength=report.n_components)
         hoods = np.flatnonzero(np.bincount(comp, minlength=report.n_components) > 1)
-        sums = np.zeros((report.n_components, Y.shape[1]))
-        np.add.at(sums, comp, counts[:, None] * Y)
+        sums = group_sums(comp, Y, report.n_components, counts)
         seeds, seed_hood = [], []
         if len(hoods):
             cents = sums[hoods] / sizes[hoods, None]

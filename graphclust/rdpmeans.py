@@ -50,7 +50,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from ._params import AnyOf, Boolean, Callable, Integer, Optional, Options, RandomState, Real
-from ._utils import check_float, check_int, check_random_state, progress_bar
+from ._utils import check_float, check_int, check_random_state, group_sums, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, canonical_labels, register_method
 from .energy import energy_value, potts_csr
 from .errors import InvalidParameterError, TooFewClustersError
@@ -833,8 +833,7 @@ class RDPMeans(ClusteringEstimator):
                     "they are always violated", UserWarning, stacklevel=3,
                 )
             c_red = np.bincount(mapping, weights=c, minlength=n_red)
-            Y_red = np.zeros((n_red, Y.shape[1]))
-            np.add.at(Y_red, mapping, c[:, None] * Y)
+            Y_red = group_sums(mapping, Y, n_red, c)
             Y_red /= c_red[:, None]
             scatter = float(np.sum(c * _node_divergence(Y, Y_red[mapping], kl)))
             finite = np.isfinite(w)

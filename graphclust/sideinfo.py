@@ -8,7 +8,8 @@ must-link components, contradictions with a witness path, and how many clusters 
 cannot-links need.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 import heapq
 import math
 import numbers
@@ -657,13 +658,36 @@ class CheckReport:
     conflicts: list
     implied_cannot: np.ndarray
     n_implied_cannot: int
-    min_clusters: int
-    clique: list
-    max_clusters_needed: int
     n_must: int = 0
     n_cannot: int = 0
     n_clusters: int | None = None
-    coloring: np.ndarray | None = field(default=None, repr=False)
+
+    # the clique and the colouring are computed when first asked for: most callers
+    # need only the components and the conflicts
+    @cached_property
+    def _clique_and_colours(self):
+        return _clique_and_coloring(self.n_components, self.implied_cannot)
+
+    @property
+    def min_clusters(self):
+        return max(1, len(self._clique_and_colours[0]))
+
+    @property
+    def clique(self):
+        rep = np.full(self.n_components, -1, dtype=np.int64)
+        n = len(self.component_of)
+        rep[self.component_of[::-1]] = np.arange(n)[::-1]  # first node of each component
+        return [self.nodes[rep[c]] for c in self._clique_and_colours[0]]
+
+    @property
+    def max_clusters_needed(self):
+        colours = self._clique_and_colours[1]
+        return int(colours.max()) + 1 if colours.size else 1
+
+    @property
+    def coloring(self):
+        """DSatur colour of every must-link component."""
+        return self._clique_and_colours[1]
 
     @property
     def hard_conflicts(self):
@@ -743,17 +767,11 @@ def check_constraints(nodes, pairs, weights, *, n_clusters=None, threshold=0.0, 
     key = np.unique(lo * n_comp + hi)
     implied = np.stack([key // n_comp, key % n_comp], axis=1) if key.size else np.empty((0, 2), np.int64)
     n_implied = int((sizes[implied[:, 0]] * sizes[implied[:, 1]]).sum()) if key.size else 0
-    clique_comps, colors = _clique_and_coloring(n_comp, implied)
-    rep = np.full(n_comp, -1, dtype=np.int64)
-    rep[comp[::-1]] = np.arange(n)[::-1]  # first node of each component
-    report = CheckReport(
+    return CheckReport(
         nodes=nodes, component_of=comp, n_components=int(n_comp), components=components,
         conflicts=conflicts, implied_cannot=implied, n_implied_cannot=n_implied,
-        min_clusters=max(1, len(clique_comps)), clique=[nodes[rep[c]] for c in clique_comps],
-        max_clusters_needed=int(colors.max()) + 1 if colors.size else 1,
-        n_must=int((weights > 0).sum()), n_cannot=int(cannot.sum()), n_clusters=n_clusters, coloring=colors,
+        n_must=int((weights > 0).sum()), n_cannot=int(cannot.sum()), n_clusters=n_clusters,
     )
-    return report
 
 
 def _witness_paths(n, nodes, must_pairs, bad_pairs, comp):

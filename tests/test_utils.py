@@ -45,3 +45,18 @@ def test_check_random_state():
     assert check_random_state(5).integers(100) == np.random.default_rng(5).integers(100)
     with pytest.raises(InvalidParameterError, match="random_state"):
         check_random_state("seed")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_group_sums_matches_add_at(weighted):
+    from graphclust._utils import group_sums
+
+    rng = np.random.default_rng(0)
+    groups = rng.integers(0, 5, 50)
+    rows = rng.normal(size=(50, 3))
+    w = rng.uniform(0.5, 2.0, 50) if weighted else None
+    expected = np.zeros((7, 3))  # groups 5 and 6 stay empty
+    np.add.at(expected, groups, rows * (1.0 if w is None else w[:, None]))
+    out = group_sums(groups, rows, 7, w)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+    out[0] = 0.0  # a fresh, writable array

@@ -90,6 +90,12 @@ class NodePotentials(Parametrized):
         ``-N log det A`` normaliser of a learnt metric); 0 by default."""
         return 0.0
 
+    def share_caches(self, other):
+        """Adopt ``other``'s caches of quantities that depend on the data alone (not on
+        fitted parameters), so that a copy fitted to the same features does not
+        recompute them; the caches are keyed by the arrays they were computed from, so
+        a copy used on other data simply misses. None by default."""
+
     def points(self, problem):
         """``(Y, counts)``: the vectors the driver seeds clusters from (one row per
         node, means of merged nodes) and how many original points each stands for.

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from .._params import Boolean, Integer, Options, Real
-from .._utils import sq_distances
+from .._utils import group_sums, sq_distances
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..metrics import violated_mask
 from .base import NodePotentials, check_features, check_seeds
@@ -154,7 +154,7 @@ class Centroids(NodePotentials):
     _pair_root = None  # whitening of the shared (or mean) metric
     _roots = None  # per-cluster whitening, (K, d) or (K, d, d)
     _logdet = 0.0  # float, or (K,) with per-cluster metrics
-    _cache = None
+    _cache = None  # (features, counts, points, counts as float)
     _max_cache = None  # (points, whitening, max_distortion's answer)
 
     def __init__(self, n_clusters=2, *, distortion="sqeuclidean", metric="diagonal", per_cluster=False,
@@ -191,9 +191,9 @@ class Centroids(NodePotentials):
     def points(self, problem):
         """``(Y, c)``: node features in the distortion's space (unit rows for cosine,
         distributions for KL; means of merged nodes) and node counts, validated once
-        per problem."""
-        if self._cache is not None and self._cache[0] is problem:
-            return self._cache[1], self._cache[2]
+        per feature array (problems that differ only in their constraints share it)."""
+        if self._cache is not None and self._cache[0] is problem.X and self._cache[1] is problem.counts:
+            return self._cache[2], self._cache[3]
         self._validate_params()  # first use on this problem: the parameters are checked here
         X, counts = check_features(problem, f"Centroids(distortion={self.distortion!r})")
         Y = X / counts[:, None]
@@ -224,8 +224,14 @@ class Centroids(NodePotentials):
                 )
             Y = Y / sums[:, None]
         counts = counts.astype(np.float64)
-        self._cache = (problem, Y, counts)
+        self._cache = (problem.X, problem.counts, Y, counts)
         return Y, counts
+
+    def share_caches(self, other):
+        """Adopt ``other``'s points and φ_max (see :meth:`NodePotentials.share_caches`):
+        the fits that choose HMRF's constraint weight differ only in their constraints."""
+        if isinstance(other, Centroids) and other._kind == self._kind and other.smoothing == self.smoothing:
+            self._cache, self._max_cache = other._cache, other._max_cache
 
     # ------------------------------------------------------------------ distortions
     def distortion_matrix(self, Y, C):
@@ -412,8 +418,7 @@ class Centroids(NodePotentials):
         K = self.n_clusters
         labels = np.asarray(labels, dtype=np.int64)
         mass = np.bincount(labels, weights=counts, minlength=K)
-        sums = np.zeros((K, Y.shape[1]))
-        np.add.at(sums, labels, counts[:, None] * Y)
+        sums = group_sums(labels, Y, K, counts)
         filled = mass > 0  # an empty cluster keeps its previous centroid
         if self._kind == "cosine":
             norms = np.linalg.norm(sums, axis=1)
@@ -464,8 +469,7 @@ class Centroids(NodePotentials):
         self._Y, self._c = Y, counts
         self._labels = labels.copy()
         self._mass = np.bincount(labels, weights=counts, minlength=self.n_clusters)
-        self._sums = np.zeros((self.n_clusters, Y.shape[1]))
-        np.add.at(self._sums, labels, counts[:, None] * Y)
+        self._sums = group_sums(labels, Y, self.n_clusters, counts)
 
     def remove(self, i):
         k = self._labels[i]

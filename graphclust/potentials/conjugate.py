@@ -46,7 +46,7 @@ from numba import njit
 from scipy.special import gammaln
 
 from .._params import Integer, Optional, Real
-from .._utils import check_float, sq_distances
+from .._utils import check_float, group_sums, sq_distances
 from ..errors import InvalidFeaturesError, InvalidParameterError
 from ..inference.gibbs import register_provider
 from .base import CountParameter, NodePotentials, check_features
@@ -881,8 +881,7 @@ def _gaussian_blocks(X, counts, comp, n_items, scatter=None):
     their own (merged before, see :class:`~graphclust.Problem`), which is added so
     that nothing of a merged node's second moments is lost."""
     m = np.bincount(comp, weights=counts, minlength=n_items)
-    sums = np.zeros((n_items, X.shape[1]))
-    np.add.at(sums, comp, X)
+    sums = group_sums(comp, X, n_items)
     mean = sums / m[:, None]
     nodes_per = np.bincount(comp, minlength=n_items)
     own_index = None if scatter is None else scatter[0]

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._params import AnyOf, Boolean, Integer, Options, Real
-from .._utils import check_float
+from .._utils import check_float, group_sums
 from ..errors import InvalidFeaturesError, InvalidGraphError, InvalidParameterError, ProblemTooLargeError
 from ..inference.gibbs import register_provider
 from .base import CountParameter, NodePotentials, check_features
@@ -430,8 +430,7 @@ class _Model:
         order = np.argsort(comp, kind="stable")
         ptr = np.zeros(n_items + 1, dtype=np.int64)
         np.cumsum(np.bincount(comp, minlength=n_items), out=ptr[1:])
-        Xs = np.zeros((n_items, Xn.shape[1]))
-        np.add.at(Xs, comp, cnt[:, None] * Xn)
+        Xs = group_sums(comp, Xn, n_items, cnt)
         msum = np.bincount(comp, weights=cnt, minlength=n_items)
         self.items = (ptr, order.astype(np.int64), Xn, self.xsq, cnt, Xs, msum)
 
@@ -882,8 +881,7 @@ class DDMMDPMPotentials(CountParameter, NodePotentials):
         size[:K] = np.bincount(labels, weights=model.cnt, minlength=K)
         th = np.zeros((cap, D))
         if theta is None:
-            sums = np.zeros((K, D))
-            np.add.at(sums, labels, model.cnt[:, None] * model.Xn)
+            sums = group_sums(labels, model.Xn, K, model.cnt)
             filled = size[:K] > 0
             th[:K][filled] = float(self.beta) * sums[filled] / size[:K][filled, None] / (2.0 * max(self.lam, 1e-12))
         else:

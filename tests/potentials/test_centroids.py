@@ -571,3 +571,31 @@ def test_max_distortion_follows_the_learnt_metric():
     again = C.max_distortion(P)
     pairs = np.array(list(itertools.combinations(range(60), 2)))
     assert again[0] == pytest.approx(C.pair_distortion(P, pairs).max(), rel=1e-9)
+
+
+def test_hmrf_trial_fits_share_the_diameter(monkeypatch):
+    """The fits that choose HMRF's constraint weight differ only in their constraints:
+    φ_max is searched once for all of them, not once per trial fit, and the answer is
+    the one an unshared search gives."""
+    import graphclust.potentials.centroids as centroids
+
+    calls = []
+    search = centroids._sq_diameter
+    monkeypatch.setattr(centroids, "_sq_diameter", lambda *a, **k: calls.append(1) or search(*a, **k))
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0, 1, (40, 3)), rng.normal(4, 1, (40, 3))])
+    y = np.repeat([0, 1], 40)
+    P = gc.Problem.from_array(X, gc.SideInfo.sample(y, 120, random_state=1))
+    est = gc.HMRF(Centroids(2), random_state=0).fit(P)
+    assert "constraint_cv" in est.result_.info  # the trial fits ran
+    # the weight choice once, then the two starts of the final fit (each its own copy)
+    assert len(calls) == 3
+
+    def unshared(self, other):
+        pass
+
+    monkeypatch.setattr(Centroids, "share_caches", unshared)
+    calls.clear()
+    again = gc.HMRF(Centroids(2), random_state=0).fit(P)
+    assert len(calls) > 3
+    np.testing.assert_array_equal(again.labels_, est.labels_)
