@@ -172,7 +172,7 @@ def validate_parameters(obj, constraints=None):
     (or ``constraints``), naming the parameter and the class in the error."""
     owner = type(obj).__name__
     table = type(obj)._parameter_constraints if constraints is None else constraints
-    values = obj.get_params() if hasattr(obj, "get_params") else {name: getattr(obj, name) for name in table}
+    values = obj.get_params(deep=False) if hasattr(obj, "get_params") else {name: getattr(obj, name) for name in table}
     for name, constraint in table.items():
         _check_one(constraint, values[name], f"{name} of {owner}")
 
@@ -193,29 +193,52 @@ class Parametrized:
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
 
     def get_params(self, deep=True):
-        """The hyper-parameters as a dict ``name -> value``."""
-        return {name: getattr(self, name) for name in self._param_names()}
+        """The hyper-parameters as a dict ``name -> value``; with ``deep``, also those
+        of parameters that have their own (``potentials__n_clusters``), as
+        scikit-learn's ``GridSearchCV`` and ``clone`` expect."""
+        out = {name: getattr(self, name) for name in self._param_names()}
+        if deep:
+            for name, value in list(out.items()):
+                if hasattr(value, "get_params") and not isinstance(value, type):
+                    out.update((f"{name}__{key}", v) for key, v in value.get_params(deep=True).items())
+        return out
 
     def set_params(self, **params):
-        """Set hyper-parameters by name; returns ``self``."""
+        """Set hyper-parameters by name (``potentials__n_clusters`` sets a nested
+        one); returns ``self``."""
         valid = self._param_names()
+        nested = {}
         for name, value in params.items():
-            if name not in valid:
+            head, sep, rest = name.partition("__")
+            if head not in valid:
                 raise InvalidParameterError(
-                    f"{type(self).__name__} has no parameter {name!r}; valid parameters: {', '.join(valid)}"
+                    f"{type(self).__name__} has no parameter {head!r}; valid parameters: {', '.join(valid)}"
                 )
-            setattr(self, name, value)
+            if sep:
+                nested.setdefault(head, {})[rest] = value
+            else:
+                setattr(self, name, value)
+        for head, values in nested.items():
+            inner = getattr(self, head)
+            if not hasattr(inner, "set_params"):
+                raise InvalidParameterError(
+                    f"{type(self).__name__}'s parameter {head!r} is {inner!r}, which has no parameters of its "
+                    f"own to set ({', '.join(f'{head}__{k}' for k in values)})"
+                )
+            inner.set_params(**values)
         return self
 
     def clone(self, **changes):
-        """An unfitted copy with the same hyper-parameters, some of them changed."""
-        return type(self)(**{**self.get_params(), **changes})
+        """An unfitted copy with the same hyper-parameters, some of them changed;
+        parameters that have parameters of their own are cloned too."""
+        params = {name: _clone_param(value) for name, value in self.get_params(deep=False).items()}
+        return type(self)(**{**params, **changes})
 
     def __repr__(self):
         sig = inspect.signature(type(self).__init__)
         changed = [
             f"{name}={value!r}"
-            for name, value in self.get_params().items()
+            for name, value in self.get_params(deep=False).items()
             if sig.parameters[name].default is inspect.Parameter.empty
             or not _same(value, sig.parameters[name].default)
         ]
@@ -227,6 +250,14 @@ class Parametrized:
 
     def _check_params(self):
         """Rules that tie parameters together (the table checks each one alone)."""
+
+
+def _clone_param(value):
+    """A fresh copy of a parameter that is itself parametrised (a provider), else the
+    value itself (scikit-learn's ``clone`` does the same)."""
+    if hasattr(value, "clone") and hasattr(value, "get_params") and not isinstance(value, type):
+        return value.clone()
+    return value
 
 
 def _same(a, b):

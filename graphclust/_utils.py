@@ -112,8 +112,10 @@ def atomic_write(path, mode="wb"):
         raise
 
 
-def check_feature_matrix(X):
-    """Return X as a finite float64 (n_samples, n_features) array, naming a bad row."""
+def check_feature_matrix(X, *, allow_1d=False):
+    """Return X as a finite float64 (n_samples, n_features) array, naming a bad row.
+    A 1-D ``X`` is refused, as scikit-learn does (one feature or one sample?), unless
+    ``allow_1d`` reads it as one feature (the graph builders' points on a line)."""
     if sp.issparse(X):
         raise InvalidFeaturesError("X is a sparse matrix; the graph builders need a dense array (X.toarray())")
     if isinstance(X, nx.Graph):
@@ -121,20 +123,33 @@ def check_feature_matrix(X):
     if isinstance(X, (str, bytes)):
         raise InvalidFeaturesError(f"X is the string {X!r}; expected a numeric array (n_samples, n_features)")
     try:
+        complex_values = np.iscomplexobj(X)
+    except (TypeError, ValueError):  # ragged rows: reported below
+        complex_values = False
+    if complex_values:  # float64 would silently drop the imaginary parts
+        raise InvalidFeaturesError("Complex data not supported: X has complex values; features must be real numbers")
+    try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):
         _raise_bad_row(X)
-    if arr.ndim == 1:
+    if arr.ndim == 1 and allow_1d:
         arr = arr[:, None]
+    if arr.ndim == 1:
+        raise InvalidFeaturesError(
+            f"X must be 2-D (n_samples, n_features), got a 1-D array of shape {arr.shape}. Reshape your data: "
+            "X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample")
     if arr.ndim != 2:
         raise InvalidFeaturesError(f"X must be 2-D (n_samples, n_features), got an array of shape {arr.shape}")
     if arr.shape[0] == 0:
-        raise InvalidFeaturesError("X has no rows: there is nothing to connect")
+        raise InvalidFeaturesError(
+            f"0 sample(s) (shape={arr.shape}) while a minimum of 1 is required: X has no rows to cluster")
     if arr.shape[1] == 0:
-        raise InvalidFeaturesError(f"X has {arr.shape[0]} rows but no columns (no features)")
+        raise InvalidFeaturesError(
+            f"0 feature(s) (shape={arr.shape}) while a minimum of 1 is required: X has no columns")
     if not np.isfinite(arr.sum()) and not np.isfinite(arr).all():
         r, c = (int(v) for v in np.argwhere(~np.isfinite(arr))[0])
-        raise InvalidFeaturesError(f"row {r} of X has {arr[r, c]} in column {c}; features must be finite", node=r)
+        what = "NaN" if np.isnan(arr[r, c]) else ("inf" if arr[r, c] > 0 else "-inf")
+        raise InvalidFeaturesError(f"row {r} of X has {what} in column {c}; features must be finite", node=r)
     return arr
 
 

@@ -1,10 +1,11 @@
-"""The estimator contract (scikit-learn's, without depending on scikit-learn) and the
-registry of clustering methods the command line and the demo use."""
+"""The estimator contract (scikit-learn's: every estimator is a scikit-learn clusterer)
+and the registry of clustering methods the command line and the demo use."""
 
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from ._params import Parametrized
 from .errors import NotFittedError
@@ -44,10 +45,12 @@ class ClusteringResult:
     info: dict = field(default_factory=dict)
 
 
-class ClusteringEstimator(Parametrized):
+class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
     """Base class: ``get_params``/``set_params``/``clone`` from the ``__init__``
-    signature, a readable ``repr``, parameter constraints checked once as ``fit``
-    starts, and ``fit_predict``.
+    signature (nested ``potentials__n_clusters`` included), a readable ``repr``,
+    parameter constraints checked once as ``fit`` starts, and ``fit_predict``. A
+    scikit-learn clusterer: ``sklearn.base.clone``, ``Pipeline``, ``GridSearchCV``'s
+    parameter grids and metadata routing of ``sideinfo`` work as for scikit-learn's own.
 
     Subclasses implement ``_fit(problem)`` returning ``(labels, ClusteringResult)``
     for a :class:`~graphclust.Problem`, declare ``_parameter_constraints`` (a dict from
@@ -55,14 +58,48 @@ class ClusteringEstimator(Parametrized):
     parent's), and put rules that tie parameters together in ``_check_params``.
     """
 
-    def fit(self, data, S=None):
-        """Fit on a networkx graph, a feature array or a Problem, with optional side
-        information; returns ``self``."""
+    def fit(self, X, y=None, *, sideinfo=None):
+        """Cluster ``X`` with optional side information; returns ``self``.
+
+        Parameters
+        ----------
+        X : networkx.Graph, array-like of shape (n_samples, n_features), sparse matrix or Problem
+            The data: a graph (nodes may carry ``features``), feature rows (nodes
+            ``0..n_samples-1``), a sparse similarity matrix, or a :class:`~graphclust.Problem`.
+        y : array-like of shape (n_samples,) or None, default=None
+            Partial labels in node order, ``-1`` for an unlabelled node (the convention
+            of ``sklearn.semi_supervised``): nodes with one label are must-linked and
+            different labels cannot-linked, as soft constraints of strength 1, so wrong
+            labels are weighed like any noisy pair (for hard ones pass
+            ``sideinfo=SideInfo.from_labels(...)``). A :class:`~graphclust.SideInfo` or a
+            networkx graph given here is read as ``sideinfo`` (``fit(G, S)``).
+        sideinfo : SideInfo, networkx.Graph, iterable of (u, v, weight) or None, default=None
+            Pairwise constraints over node keys: ``weight > 0`` must-link, ``< 0``
+            cannot-link, ``±inf`` hard; a graph's edge weights are read the same way.
+            A fit parameter, so scikit-learn's metadata routing can pass it through a
+            ``Pipeline`` (``est.set_fit_request(sideinfo=True)``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import graphclust as gc
+        >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2]])
+        >>> y = np.array([0, -1, -1, 1, -1, -1])  # two labelled points
+        >>> gc.HMRF(gc.potentials.Centroids(2), random_state=0).fit(X, y).labels_.tolist()
+        [0, 0, 0, 1, 1, 1]
+        >>> S = [(0, 3, -1.0)]  # a cannot-link as a (u, v, weight) triple
+        >>> gc.HMRF(gc.potentials.Centroids(2), random_state=0).fit(X, sideinfo=S).n_clusters_
+        2
+        """
         from .problem import as_problem
+        from .sideinfo import side_information
 
         self._validate_params()
         start = time.perf_counter()
-        problem = as_problem(data, S)
+        problem = as_problem(X)
+        S = side_information(problem.nodes, y, sideinfo)
+        if S is not None:
+            problem = problem.with_side_info(S)
         labels, result = self._fit(problem)
         result.seconds = time.perf_counter() - start
         if result.violations is None:
@@ -75,11 +112,22 @@ class ClusteringEstimator(Parametrized):
         self.n_clusters_ = int(len(np.unique(self.labels_)))
         self.result_ = result
         self.problem_ = problem
+        if problem.X is not None:
+            self.n_features_in_ = int(problem.X.shape[1])
+        if "max_iter" in self._param_names() or "n_iter" in self._param_names():
+            self.n_iter_ = int(result.info.get("iterations", len(result.history)))
         return self
 
-    def fit_predict(self, data, S=None):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a sparse X is a similarity matrix when square, else features (see as_problem)
+        tags.input_tags.sparse = True
+        tags.non_deterministic = False
+        return tags
+
+    def fit_predict(self, X, y=None, *, sideinfo=None):
         """``fit`` and return ``labels_``."""
-        return self.fit(data, S).labels_
+        return self.fit(X, y, sideinfo=sideinfo).labels_
 
     def _fit(self, problem):  # pragma: no cover - abstract
         raise NotImplementedError

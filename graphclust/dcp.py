@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from ._params import AnyOf, Boolean, Integer, Options, Real
-from ._utils import check_int, check_random_state
+from ._utils import check_feature_matrix, check_int, check_random_state
 from .base import ClusteringResult, check_is_fitted, register_method
 from .bayesian import (BayesianClusteringEstimator, Pair, SamplerItems, SweepMonitor, binder_point_estimate,
                        canonical_rows)
@@ -515,7 +515,7 @@ class DCP(BayesianClusteringEstimator):
         n = problem.n_nodes
         if n < 2:
             raise InvalidParameterError(
-                f"DCP needs at least 2 nodes to cluster, got {n}; a single node is its own cluster"
+                f"DCP needs at least 2 nodes to cluster, got {n} (n_samples={n}); a single node is its own cluster"
             )
         tau0, chosen = self._resolve_tau(problem, rng)
         # the temperature tempers the whole energy, constraints included (issue #26)
@@ -719,14 +719,11 @@ class DCP(BayesianClusteringEstimator):
                 f"predict needs the feature kernel (kernel='se'); this DCP used kernel={spec.kind!r}, which has no "
                 "value at new points. Fit on all nodes instead (transductive): leave the new nodes unlabelled"
             )
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim == 1:
-            X = X[None, :]
-        if X.ndim != 2 or X.shape[1] != spec.Y.shape[1]:
-            raise InvalidFeaturesError(f"X must have shape (m, {spec.Y.shape[1]}), got {X.shape}")
-        if not np.isfinite(X).all():
-            r = int(np.argwhere(~np.isfinite(X))[0][0])
-            raise InvalidFeaturesError(f"row {r} of X has non-finite features", node=r)
+        X = check_feature_matrix(X)
+        if X.shape[1] != spec.Y.shape[1]:
+            raise InvalidFeaturesError(
+                f"X has {X.shape[1]} features, but DCP is expecting {spec.Y.shape[1]} features as input (it was "
+                "fitted on those)")
         n_sweeps = check_int(n_sweeps, "n_sweeps", low=0)
         rng = check_random_state(random_state)
         canon, kept_tau, kept_ell = self._kept

@@ -24,6 +24,9 @@ __all__ = [
 ]
 
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+
 class GraphclustError(Exception):
     """Base class of every error raised on purpose by graphclust."""
 
@@ -156,8 +159,9 @@ class GraphMLError(GraphclustError, ValueError):
         self.element = element
 
 
-class NotFittedError(GraphclustError, AttributeError):
-    """A fitted attribute was read before ``fit`` was called."""
+class NotFittedError(GraphclustError, _SklearnNotFittedError):
+    """A fitted attribute was read before ``fit`` was called (also scikit-learn's
+    ``NotFittedError``, so its tools recognise it)."""
 
 
 class MissingDependencyError(GraphclustError, ImportError):

@@ -297,7 +297,7 @@ def knn_matrix(X, n_neighbors=10, *, mode="gaussian", bandwidth=None, metric="eu
     >>> knn_matrix(X, n_neighbors=1, symmetrize="mutual", mode="connectivity").nnz
     2
     """
-    X = _check_features(X)
+    X = _check_features(X, allow_1d=True)
     n = X.shape[0]
     k = check_int(n_neighbors, "n_neighbors", low=1)
     if k >= n:
@@ -328,6 +328,21 @@ def knn_matrix(X, n_neighbors=10, *, mode="gaussian", bandwidth=None, metric="eu
     w = _weights(d, rows, cols, mode, bandwidth, sigma_local)
     lo, hi, w = _merge_pairs(rows, cols, w, n, symmetrize)
     return _csr_from_upper(lo, hi, w, n)
+
+
+def with_knn_graph(problem, n_neighbors=10):
+    """``(problem, info)``: a :class:`~graphclust.Problem` given as features without
+    edges gets the graph the graph methods cluster,
+    ``knn_matrix(X, n_neighbors, bandwidth="self-tuning")`` (the symmetric k-NN graph
+    with locally scaled Gaussian weights); ``info`` says so. A problem with edges (or
+    without features, or of one node) is returned as it is, with ``info = {}``."""
+    from dataclasses import replace
+
+    if problem.n_edges or problem.X is None or problem.n_nodes < 2:
+        return problem, {}
+    k = min(int(n_neighbors), problem.n_nodes - 1)
+    W = knn_matrix(problem.feature_means, n_neighbors=k, bandwidth="self-tuning")
+    return replace(problem, W=W), {"graph": f"knn_matrix(X, n_neighbors={k}, bandwidth='self-tuning')"}
 
 
 def knn_graph(
@@ -383,7 +398,7 @@ def knn_graph(
     2
     """
     W = knn_matrix(X, n_neighbors, mode=mode, bandwidth=bandwidth, metric=metric, symmetrize=symmetrize)
-    return _point_graph(W, _check_features(X), include_features)
+    return _point_graph(W, _check_features(X, allow_1d=True), include_features)
 
 
 # =========================================================================== epsilon
@@ -434,7 +449,7 @@ def epsilon_matrix(X, eps, *, mode="gaussian", bandwidth=None, metric="euclidean
            [0., 2., 0., 0.],
            [0., 0., 0., 0.]])
     """
-    X = _check_features(X)
+    X = _check_features(X, allow_1d=True)
     n = X.shape[0]
     eps = check_float(eps, "eps", low=0, low_open=True)
     _one_of(mode, "mode", _MODES)
@@ -481,7 +496,7 @@ def epsilon_graph(X, eps, *, mode="gaussian", bandwidth=None, metric="euclidean"
     ([(0, 1), (1, 2)], [3])
     """
     W = epsilon_matrix(X, eps, mode=mode, bandwidth=bandwidth, metric=metric)
-    return _point_graph(W, _check_features(X), include_features)
+    return _point_graph(W, _check_features(X, allow_1d=True), include_features)
 
 
 # =========================================================================== kernel
@@ -547,7 +562,7 @@ def kernel_matrix(X, kernel="rbf", gamma=None, *, max_samples=KERNEL_MAX_SAMPLES
             raise InvalidParameterError(f"gamma only applies to kernel='rbf'; got gamma={gamma!r} with kernel={kernel!r}")
         gamma = check_float(gamma, "gamma", low=0, low_open=True)
     max_samples = check_int(max_samples, "max_samples", low=1)
-    X = _check_features(X)
+    X = _check_features(X, allow_1d=True)
     n = X.shape[0]
     if n > max_samples:
         raise ProblemTooLargeError(
@@ -623,7 +638,7 @@ def kernel_graph(X, kernel="rbf", gamma=None, *, max_samples=KERNEL_MAX_SAMPLES,
     (0.3679, 0.0183)
     """
     W = kernel_matrix(X, kernel, gamma, max_samples=max_samples)
-    return _point_graph(W, _check_features(X), include_features)
+    return _point_graph(W, _check_features(X, allow_1d=True), include_features)
 
 
 # =========================================================================== grids

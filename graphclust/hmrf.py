@@ -222,7 +222,8 @@ class HMRF(ClusteringEstimator):
         K = provider.n_clusters
         if K > problem.n_nodes:
             raise TooFewClustersError(
-                f"n_clusters={K} but the problem has only {problem.n_nodes} nodes", n_clusters=K
+                f"n_clusters={K} but the problem has only {problem.n_nodes} nodes (n_samples={problem.n_nodes})",
+                n_clusters=K,
             )
         report = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights)
         # only hard constraints can make the problem infeasible; soft ones are penalties

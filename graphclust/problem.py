@@ -430,11 +430,29 @@ def as_problem(data, S=None, **kwargs):
     if isinstance(data, nx.Graph):
         return Problem.from_graph(data, S, **kwargs)
     if sp.issparse(data):
+        if data.ndim == 2 and data.shape[0] != data.shape[1]:
+            # not a similarity matrix: sparse feature rows, which the estimators use dense
+            return Problem.from_array(_dense_features(data), S, **kwargs)
         return Problem.from_arrays(data, S=S, **kwargs)
     return Problem.from_array(data, S, **kwargs)
 
 
 # ---------------------------------------------------------------------- helpers
+#: sparse feature matrices are made dense up to this many bytes
+MAX_DENSE_FEATURE_BYTES = 2 * 1024**3
+
+
+def _dense_features(X):
+    """A non-square sparse ``X`` as dense feature rows, or a clear error when too large."""
+    size = X.shape[0] * X.shape[1] * 8
+    if size > MAX_DENSE_FEATURE_BYTES:
+        raise InvalidFeaturesError(
+            f"X is a sparse feature matrix of shape {X.shape}; as dense float64 features it would need "
+            f"{size / 1024**3:.1f} GB (limit {MAX_DENSE_FEATURE_BYTES / 1024**3:.0f} GB): reduce its dimension "
+            "first (e.g. sklearn.decomposition.TruncatedSVD)")
+    return X.toarray()
+
+
 def _adjacency_csr(G, nodes, index, weight):
     """CSR similarities straight from networkx's adjacency dicts.
 

@@ -501,6 +501,55 @@ class SideInfo:
         return out
 
 
+def side_information(nodes, y=None, sideinfo=None):
+    """The side information of an estimator's ``fit(X, y, sideinfo=...)``, or None.
+
+    ``y``: partial labels in the order of ``nodes`` (``-1`` unlabelled), read as soft
+    constraints of strength 1 (:meth:`SideInfo.from_labels`); a SideInfo or networkx
+    graph there is taken as ``sideinfo`` (the older ``fit(G, S)``). ``sideinfo``: a
+    SideInfo, a signed networkx graph, or an iterable of ``(u, v, weight)`` triples.
+    """
+    if isinstance(y, (SideInfo, nx.Graph)):
+        if sideinfo is not None:
+            raise InvalidParameterError(
+                "side information was given twice: as the second argument of fit and as sideinfo=; "
+                "pass it once (partial labels as y, pairs as sideinfo)")
+        y, sideinfo = None, y
+    out = None
+    if sideinfo is not None:
+        if isinstance(sideinfo, (SideInfo, nx.Graph)):
+            out = SideInfo.from_graph(sideinfo)
+        elif isinstance(sideinfo, (str, bytes)) or not hasattr(sideinfo, "__iter__"):
+            raise InvalidParameterError(
+                f"sideinfo must be a SideInfo, a networkx graph or (u, v, weight) triples, got "
+                f"{type(sideinfo).__name__}")
+        else:
+            triples = []
+            for k, item in enumerate(sideinfo):
+                try:
+                    u, v, w = item
+                except (TypeError, ValueError):
+                    raise InvalidParameterError(
+                        f"sideinfo[{k}] is {item!r}; constraints are (u, v, weight) triples with weight > 0 for a "
+                        "must-link and < 0 for a cannot-link (or use SideInfo.from_pairs(must=..., cannot=...))"
+                    ) from None
+                triples.append((u, v, w))
+            out = SideInfo(triples)
+    if y is not None:
+        labels = np.asarray(y)
+        if labels.ndim != 1 or len(labels) != len(nodes):
+            raise InvalidParameterError(
+                f"y must hold one label per node ({len(nodes)}), -1 for unlabelled; got an array of shape "
+                f"{labels.shape}")
+        known = np.flatnonzero(labels != -1)
+        if len(known):
+            seeds = {nodes[i]: (lab.item() if isinstance(lab, np.generic) else lab)
+                     for i, lab in zip(known.tolist(), labels[known])}
+            from_y = SideInfo.from_labels(seeds, weight=1.0)
+            out = from_y if out is None else out.union(from_y)
+    return out
+
+
 def _find(parent, x):
     root = x
     while parent[root] != root:
@@ -746,7 +795,7 @@ def check_constraints(nodes, pairs, weights, *, n_clusters=None, threshold=0.0, 
         n_clusters = check_int(n_clusters, "n_clusters", low=1)
         if all_nodes and n_clusters > n:
             raise TooFewClustersError(
-                f"n_clusters={n_clusters} but the problem has only {n} nodes", n_clusters=n_clusters
+                f"n_clusters={n_clusters} but the problem has only {n} nodes (n_samples={n})", n_clusters=n_clusters
             )
     must = weights >= max(threshold, np.finfo(float).tiny)
     cannot = weights < 0

@@ -199,7 +199,7 @@ class TestKnn:
     def test_nan_names_the_row(self, points):
         X = points.copy()
         X[17, 2] = np.nan
-        with pytest.raises(InvalidFeaturesError, match=r"row 17 of X has nan in column 2") as err:
+        with pytest.raises(InvalidFeaturesError, match=r"row 17 of X has NaN in column 2") as err:
             knn_graph(X, 3)
         assert err.value.node == 17
 

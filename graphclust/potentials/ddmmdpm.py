@@ -701,7 +701,7 @@ class DDMMDPMPotentials(CountParameter, NodePotentials):
         check_features(problem, who)
         n = problem.n_nodes
         if n < 2:
-            raise InvalidFeaturesError(f"{who} needs at least 2 nodes, got {n}; a single point is one cluster "
+            raise InvalidFeaturesError(f"{who} needs at least 2 nodes, got {n} (n_samples={n}); a single point is one cluster "
                                        "by definition")
         Y = problem.feature_means
         cnt = problem.counts.astype(np.float64)

@@ -24,7 +24,6 @@ this module adds what makes it a clustering method with a guarantee:
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -36,7 +35,7 @@ from .._params import Boolean, Callable, Integer, Optional, Options, RandomState
 from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
-from ..graphs import knn_matrix
+from ..graphs import with_knn_graph
 from ..merge import contract
 from ..metrics import cut_weights, violated_mask
 from ..problem import Problem
@@ -267,7 +266,7 @@ class COSC(ClusteringEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "n_clusters": Integer(low=2),
+        "n_clusters": Integer(low=1),
         "cut": Options("ncut", "rcut"),
         "mode": Options("auto", "hard", "soft"),
         "gamma": Optional(Real(low=0.0)),
@@ -308,8 +307,11 @@ class COSC(ClusteringEstimator):
             raise InvalidParameterError("gamma of COSC is required in mode='soft' (the price of one violation)")
 
     def _fit(self, problem):
-        problem, graph_info = self._data_graph(problem)
+        problem, graph_info = with_knn_graph(problem, self.n_neighbors)
         self.affinity_matrix_ = problem.W
+        if self.n_clusters == 1:  # nothing to cut
+            self.cut_value_ = 0.0
+            return np.zeros(problem.n_nodes, np.int64), ClusteringResult(objective=0.0, info=dict(graph_info))
         if self.mode != "auto":
             labels, result = self._fit_mode(problem, check_random_state(self.random_state))
         else:
@@ -330,14 +332,6 @@ class COSC(ClusteringEstimator):
                 result.info["gamma"] = gamma
         result.info.update(graph_info)
         return labels, result
-
-    def _data_graph(self, problem):
-        """The problem with the k-NN graph of its features when it has no edges."""
-        if problem.n_edges or problem.X is None or problem.n_nodes < 2:
-            return problem, {}
-        k = min(self.n_neighbors, problem.n_nodes - 1)
-        W = knn_matrix(problem.feature_means, n_neighbors=k, bandwidth="self-tuning")
-        return replace(problem, W=W), {"graph": f"knn_matrix(X, n_neighbors={k}, bandwidth='self-tuning')"}
 
     def _resolved(self, mode, gamma, **params):
         """A copy that fits in ``mode`` at ``gamma``: what ``mode="auto"`` chose, or one

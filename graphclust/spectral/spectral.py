@@ -14,6 +14,7 @@ from .._params import Integer, RandomState
 from .._utils import check_random_state
 from ..base import ClusteringEstimator, ClusteringResult, register_method
 from ..errors import TooFewClustersError
+from ..graphs import with_knn_graph
 from ..merge import contract
 
 __all__ = ["SpectralClustering", "spectral_embedding"]
@@ -58,6 +59,11 @@ class SpectralClustering(ClusteringEstimator):
     n_init : int, default=10
         k-means restarts on the embedding.
     random_state : None, int or numpy.random.Generator, default=None
+    n_neighbors : int, default=10
+        Data given as features without a graph (a feature array, or a
+        :class:`~graphclust.Problem` without edges) is clustered on
+        ``knn_matrix(X, n_neighbors, bandwidth="self-tuning")``, as in
+        :class:`~graphclust.COSC`. A given graph is used as it is.
 
     Attributes
     ----------
@@ -79,30 +85,35 @@ class SpectralClustering(ClusteringEstimator):
         "n_clusters": Integer(low=1),
         "n_init": Integer(low=1),
         "random_state": RandomState(),
+        "n_neighbors": Integer(low=1),
     }
 
-    def __init__(self, n_clusters=2, *, n_init=10, random_state=None):
+    def __init__(self, n_clusters=2, *, n_init=10, random_state=None, n_neighbors=10):
         self.n_clusters = n_clusters
         self.n_init = n_init
         self.random_state = random_state
+        self.n_neighbors = n_neighbors
 
     def _fit(self, problem):
         from ..metrics import normalized_cut
 
         rng = check_random_state(self.random_state)
+        if problem.n_nodes < 2:
+            raise TooFewClustersError(
+                f"SpectralClustering needs at least 2 nodes, got {problem.n_nodes} (n_samples={problem.n_nodes})",
+                n_clusters=self.n_clusters)
+        problem, graph_info = with_knn_graph(problem, self.n_neighbors)
         reduced, lift = contract(problem)
         if self.n_clusters > reduced.n_nodes:
             raise TooFewClustersError(
                 f"n_clusters={self.n_clusters} but the problem has only {reduced.n_nodes} nodes "
                 "after merging must-links", n_clusters=self.n_clusters,
             )
-        if reduced.n_edges == 0 and reduced.X is not None:
-            raise TooFewClustersError("SpectralClustering needs a data graph; build one with graphclust.knn_graph")
         emb = spectral_embedding(reduced.W, self.n_clusters, random_state=rng)
         labels, _, _ = kmeans(emb, self.n_clusters, weights=reduced.counts, n_init=self.n_init, random_state=rng)
         full = lift(labels)
         return full, ClusteringResult(objective=float(normalized_cut(problem.W, full)),
-                                      info={"n_super_nodes": reduced.n_nodes})
+                                      info={"n_super_nodes": reduced.n_nodes, **graph_info})
 
 
 @register_method("spectral", "normalised spectral clustering; hard must-links merged, cannot-links ignored")

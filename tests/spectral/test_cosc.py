@@ -231,7 +231,7 @@ def test_soft_mode_needs_gamma():
 @pytest.mark.parametrize("param, value, match", [
     ("cut", "cheeger", "cut of COSC must be one of 'ncut', 'rcut', got 'cheeger'"),
     ("mode", "medium", "mode of COSC must be one of"),
-    ("n_clusters", 1, "n_clusters of COSC must be >= 2"),
+    ("n_clusters", 0, "n_clusters of COSC must be >= 1"),
     ("gamma", -1.0, "gamma of COSC must be >= 0"),
     ("n_starts", 0, "n_starts of COSC must be >= 1"),
     ("tol", 0.0, "tol of COSC must be > 0"),
