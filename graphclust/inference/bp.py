@@ -43,9 +43,13 @@ class _Directed:
     signed weight ``w[p]`` and ``tab[p] = -1``; table positions carry ``w[p] = 0`` and
     ``tab[p]`` indexes ``tables[tab[p]]``, oriented so that
     ``message[p](l_i) = min_{l_j} tables[tab[p]][l_j, l_i] + h_j(l_j)``.
+
+    Within a row, neighbours are sorted by ``rank`` (their position in the sweep order;
+    default their index), so the neighbours visited before ``i`` by a forward sweep
+    are ``split[i]`` positions ``indptr[i]:split[i]``, the rest come after.
     """
 
-    def __init__(self, energy):
+    def __init__(self, energy, rank=None):
         n, K = energy.n_nodes, energy.n_labels
         pe, pw = energy.edges, energy.weights
         te, T, merged = _merge_tables(energy, pe, pw)
@@ -64,7 +68,8 @@ class _Directed:
         oriented[0::2] = T
         oriented[1::2] = np.transpose(T, (0, 2, 1))
         tab = np.where(np.repeat(tab_u, 2) >= 0, 2 * np.repeat(tab_u, 2) + np.tile([0, 1], m + t), -1)
-        order = np.lexsort((send, recv))
+        key = send if rank is None else rank[send]
+        order = np.lexsort((key, recv))
         inv = np.empty_like(order)
         inv[order] = np.arange(len(order))
         partner = np.arange(len(order)) ^ 1  # 2u <-> 2u+1
@@ -77,6 +82,9 @@ class _Directed:
         self.tab = tab[order].astype(np.int64)
         self.tables = oriented
         self.n_directed = len(order)
+        rk = np.arange(n) if rank is None else rank
+        before = np.bincount(recv[rk[send] < rk[recv]], minlength=n)
+        self.split = (self.indptr[:-1] + before).astype(np.int64)
 
 
 def _merge_tables(energy, pe, pw):
@@ -109,35 +117,65 @@ def _merge_tables(energy, pe, pw):
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, tie):
+def _sweep(U, order, split, indptr, nbr, rev, w, tab, tables, msg, out, damping, forward, decode, labels, tie,
+           scale):
     """Update every message once; returns the largest change of a message.
 
-    ``labels[i]`` receives the argmin of node ``i``'s belief as it was when ``i``
-    sent its messages (the lowest label within ``tie`` of the minimum): the freshest one for the
-    sequential schedule, the one of the previous iteration for flooding. Nodes
-    without pair terms are skipped (their label stays as it was).
+    Nodes are visited in ``order`` (reversed when ``forward`` is False); the neighbours
+    of ``i`` visited before it by a forward sweep are ``nbr[indptr[i]:split[i]]`` (see
+    :class:`_Directed`). ``out is msg``: a sequential (Gauss-Seidel) sweep, each
+    node sending fresh messages from its current belief. Otherwise a parallel
+    (flooding) update reading ``msg`` and writing ``out``. Messages are normalised to
+    minimum 0 before damping. (One flat loop on purpose: numba ran the same code split
+    into an inlined helper three times slower.)
 
-    ``out is msg``: a sequential (Gauss-Seidel) sweep over the nodes, forward or
-    backward, each node sending fresh messages from its current belief. Otherwise a
-    parallel (flooding) update reading ``msg`` and writing ``out``. Messages are
-    normalised to minimum 0 before damping. (One flat loop on purpose: numba ran the
-    same code split into an inlined helper three times slower.)
+    ``decode``: 0 leaves ``labels`` alone; 1 sets ``labels[i]`` to the argmin of
+    ``i``'s belief when it sends its messages; 2 conditions that on the neighbours
+    visited before ``i`` in this sweep (their pair terms at their fresh labels replace
+    their messages), which makes a forward sweep's labelling an exact minimum on a
+    forest visited in BFS order once messages have converged, ties included. Ties: see
+    ``_argmin_tie``. Nodes without pair terms are skipped.
     """
     n, K = U.shape
     b = np.empty(K)
+    c = np.empty(K)
     h = np.empty(K)
     tmp = np.empty(K)
     keep = 1.0 - damping
     delta = 0.0
     for step in range(n):
-        i = step if forward else n - 1 - step
+        i = order[step] if forward else order[n - 1 - step]
         lo, hi = indptr[i], indptr[i + 1]
+        if lo == hi:
+            continue
         for k in range(K):
             b[k] = U[i, k]
         for p in range(lo, hi):
             for k in range(K):
                 b[k] += msg[p, k]
-        labels[i] = _argmin_tie(b, tie)
+        if decode == 2:
+            # the neighbours visited before i enter by their pair term at their fresh label
+            for k in range(K):
+                c[k] = b[k]
+            e0, e1 = (lo, split[i]) if forward else (split[i], hi)
+            for p in range(e0, e1):
+                lj = labels[nbr[p]]
+                t = tab[p]
+                cw = w[p]
+                if t >= 0:
+                    for k in range(K):
+                        c[k] += tables[t, lj, k] - msg[p, k]
+                elif cw > 0:
+                    for k in range(K):
+                        c[k] += cw - msg[p, k]
+                    c[lj] -= cw
+                else:
+                    for k in range(K):
+                        c[k] -= msg[p, k]
+                    c[lj] -= cw
+            labels[i] = _argmin_tie(c, tie, scale)
+        elif decode == 1:
+            labels[i] = _argmin_tie(b, tie, scale)
         for p in range(lo, hi):
             q = rev[p]  # the message into nbr[p] from i
             h1 = np.inf
@@ -146,7 +184,7 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
                 h[k] = v
                 h1 = min(h1, v)
             t = tab[q]
-            c = w[q]
+            cw = w[q]
             if t >= 0:  # general table, O(K^2)
                 mn = np.inf
                 for l in range(K):
@@ -159,9 +197,9 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
                     val = keep * (tmp[k] - mn) + damping * msg[q, k]
                     delta = max(delta, abs(val - msg[q, k]))
                     out[q, k] = val
-            elif c > 0:  # attractive Potts: min(h - h1, w)
+            elif cw > 0:  # attractive Potts: min(h - h1, w)
                 for k in range(K):
-                    val = keep * min(h[k] - h1, c) + damping * msg[q, k]
+                    val = keep * min(h[k] - h1, cw) + damping * msg[q, k]
                     delta = max(delta, abs(val - msg[q, k]))
                     out[q, k] = val
             else:  # repulsive Potts: only the sender's favourite label pays min(|w|, h2 - h1)
@@ -173,7 +211,7 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
                     if k != a1:
                         h2 = min(h2, h[k])
                 for k in range(K):
-                    nv = min(h2 - h1, -c) if k == a1 else 0.0
+                    nv = min(h2 - h1, -cw) if k == a1 else 0.0
                     val = keep * nv + damping * msg[q, k]
                     delta = max(delta, abs(val - msg[q, k]))
                     out[q, k] = val
@@ -181,12 +219,14 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
 
 
 @njit(cache=True)
-def _argmin_tie(b, tie):
-    """The lowest label whose value is within ``tie·(1 + |min|)`` of the minimum."""
+def _argmin_tie(b, tie, scale):
+    """The lowest label whose value is within ``tie·(scale + |min|)`` of the minimum
+    (``scale``: the energy's term scale, so the rule is unchanged when the energy is
+    multiplied by a constant)."""
     mn = np.inf
     for k in range(b.shape[0]):
         mn = min(mn, b[k])
-    bound = mn + tie * (1.0 + abs(mn))
+    bound = mn + tie * (scale + abs(mn))
     for k in range(b.shape[0]):
         if b[k] <= bound:
             return k
@@ -194,8 +234,8 @@ def _argmin_tie(b, tie):
 
 
 @njit(cache=True)
-def _decode(U, indptr, msg, beliefs, labels, tie):
-    """Beliefs ``U + Σ incoming`` and their argmin (see ``_argmin_tie``)."""
+def _decode(U, indptr, msg, beliefs):
+    """Beliefs ``U + Σ incoming``."""
     n, K = U.shape
     for i in range(n):
         for k in range(K):
@@ -203,7 +243,109 @@ def _decode(U, indptr, msg, beliefs, labels, tie):
             for p in range(indptr[i], indptr[i + 1]):
                 v += msg[p, k]
             beliefs[i, k] = v
-        labels[i] = _argmin_tie(beliefs[i], tie)
+
+
+@njit(cache=True)
+def _conditional_decode(U, order, split, indptr, nbr, w, tab, tables, msg, labels, tie, scale):
+    """Decode nodes in ``order``, each conditioned on the neighbours decoded before it
+    (their pair terms at their labels) and on the messages of the others: the decoding
+    of a forward sweep without the message updates."""
+    n, K = U.shape
+    c = np.empty(K)
+    for step in range(n):
+        i = order[step]
+        lo, hi = indptr[i], indptr[i + 1]
+        if lo == hi:
+            continue
+        for k in range(K):
+            c[k] = U[i, k]
+        for p in range(split[i], hi):
+            for k in range(K):
+                c[k] += msg[p, k]
+        for p in range(lo, split[i]):
+            lj = labels[nbr[p]]
+            t = tab[p]
+            cw = w[p]
+            if t >= 0:
+                for k in range(K):
+                    c[k] += tables[t, lj, k]
+            elif cw > 0:
+                for k in range(K):
+                    c[k] += cw
+                c[lj] -= cw
+            else:
+                c[lj] -= cw
+        labels[i] = _argmin_tie(c, tie, scale)
+
+
+@njit(cache=True)
+def _bfs_order(indptr, nbr, n):
+    """Breadth-first order of every connected component (roots in index order)."""
+    order = np.empty(n, np.int64)
+    seen = np.zeros(n, np.bool_)
+    head = tail = 0
+    for s in range(n):
+        if seen[s]:
+            continue
+        seen[s] = True
+        order[tail] = s
+        tail += 1
+        while head < tail:
+            i = order[head]
+            head += 1
+            for p in range(indptr[i], indptr[i + 1]):
+                j = nbr[p]
+                if not seen[j]:
+                    seen[j] = True
+                    order[tail] = j
+                    tail += 1
+    return order
+
+
+def _sweep_order(energy):
+    """``(order, rank, directed)``: the sweep order is breadth-first when the pair terms
+    form a forest (each node then has at most one neighbour before it, which
+    conditional decoding needs to be exact), index order otherwise (the best memory
+    locality on grids); ``directed`` is the :class:`_Directed` structure sorted for it."""
+    n = energy.n_nodes
+    g = _Directed(energy)
+    n_terms = g.n_directed // 2
+    if 0 < n_terms < n:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+
+        A = sp.csr_array((np.ones(g.n_directed), g.nbr, g.indptr), shape=(n, n))
+        n_comp = connected_components(A, directed=False)[0]
+        if n_terms == n - n_comp:  # acyclic, and no parallel terms (they would count twice)
+            order = _bfs_order(g.indptr, g.nbr, n)
+            rank = np.empty(n, np.int64)
+            rank[order] = np.arange(n)
+            return order, rank, _Directed(energy, rank)
+    ident = np.arange(n, dtype=np.int64)
+    return ident, ident, g
+
+
+def _term_scale(energy):
+    """``(scale, penalty)`` of the finite terms, both proportional to the energy.
+
+    ``scale`` is the largest finite pair weight or table range (the size a message can
+    reach), else the largest unary spread, else 1; ``penalty`` replaces ``±inf`` in
+    messages: twice the sum of every finite term's range plus ``scale``, so a violated
+    hard term outweighs anything the finite terms can change (as in
+    :meth:`Energy.hard_penalty`, but without its absolute ``1 +``).
+    """
+    U = energy.unary
+    finite_u = np.where(np.isinf(U), np.nan, U)
+    with np.errstate(invalid="ignore"):
+        spread = np.nan_to_num(np.nanmax(finite_u, axis=1) - np.nanmin(finite_u, axis=1))
+    w = np.abs(energy.weights[np.isfinite(energy.weights)])
+    trange = (energy.tables.max(axis=(1, 2)) - energy.tables.min(axis=(1, 2))) if len(energy.tables) else np.empty(0)
+    pair = max(w.max(initial=0.0), trange.max(initial=0.0))
+    scale = pair if pair > 0 else (spread.max(initial=0.0) or 1.0)
+    total = spread.sum() + w.sum() + trange.sum()
+    if energy.label_costs is not None:
+        total += energy.label_costs.sum()
+    return float(scale), float(2.0 * total + scale)
 
 
 # --------------------------------------------------------------------------- engine
@@ -323,9 +465,10 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     check_random_state(random_state)
     best = _initial_labels(energy, init)
 
-    fin = energy.finite() if energy.has_hard_terms else energy
+    scale, penalty = _term_scale(energy)
+    fin = energy.finite(penalty) if energy.has_hard_terms else energy
     U = np.ascontiguousarray(fin.unary, dtype=np.float64)
-    g = _Directed(fin)
+    order, _, g = _sweep_order(fin)
     msg = np.zeros((g.n_directed, energy.n_labels))
 
     # rank labellings by true energy, infeasible ones among themselves by the surrogate
@@ -341,7 +484,8 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     converged = stopped = False
     delta = 0.0
     prev, prev_e, prev_key = None, None, None
-    spare = np.zeros_like(msg) if schedule == "flooding" else msg
+    flooding = schedule == "flooding"
+    spare = np.zeros_like(msg) if flooding else msg
     bar = progress_bar(progress, max_iter, "bp", leave=False)
     it = 0
     try:
@@ -349,9 +493,12 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
             if g.n_directed == 0:
                 converged, it = True, 0
                 break
-            delta = _sweep(U, g.indptr, g.rev, g.w, g.tab, g.tables, msg, spare, damping,
-                           schedule == "flooding" or it % 2 == 1, labels, tie)
-            if schedule == "flooding":
+            # sequential: decode on forward sweeps only, conditioned on the nodes before
+            # (the backward sweeps keep the last labelling, which saves their decoding)
+            forward = flooding or it % 2 == 1
+            delta = _sweep(U, order, g.split, g.indptr, g.nbr, g.rev, g.w, g.tab, g.tables, msg, spare, damping,
+                           forward, 1 if flooding else (2 if forward else 0), labels, tie, scale)
+            if flooding:
                 msg, spare = spare, msg
             if prev is None or not np.array_equal(labels, prev):
                 prev_e, prev_key = score(labels)
@@ -362,7 +509,7 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(energy=best_e, delta=delta, refresh=False)
-            converged = delta < tol
+            converged = delta <= tol * scale  # relative to the terms: unchanged by scaling the energy
             if callback is not None and callback(it, prev, prev_e):
                 stopped = True
             if converged or stopped:
@@ -371,7 +518,9 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
         if bar is not None:
             bar.close()
     beliefs = np.empty_like(U)
-    _decode(U, g.indptr, msg, beliefs, labels, tie)  # the final messages' own decoding
+    _decode(U, g.indptr, msg, beliefs)
+    # the final messages' own decoding, forward and conditioned (exact on a forest)
+    _conditional_decode(U, order, g.split, g.indptr, g.nbr, g.w, g.tab, g.tables, msg, labels, tie, scale)
     if prev is None or not np.array_equal(labels, prev):
         e, key = score(labels)
         if key < best_key:
@@ -388,6 +537,7 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
         marginals=marginals,
         info={
             "schedule": schedule,
+            "damping": damping,
             "delta": float(delta),
             "best_iteration": best_it,
             "violated_hard_terms": energy.violated_hard_terms(best),
