@@ -32,6 +32,9 @@ from .icm import _initial_labels
 __all__ = ["belief_propagation"]
 
 _SCHEDULES = ("flooding", "sequential")
+#: coupling above which undamped sequential BP was seen to lock into one label
+#: (docs/benchmarks/trws.md, section 3): "auto" damps beyond it
+_STRONG_COUPLING = 4.0
 
 
 # --------------------------------------------------------------------------- structure
@@ -325,27 +328,63 @@ def _sweep_order(energy):
     return ident, ident, g
 
 
-def _term_scale(energy):
-    """``(scale, penalty)`` of the finite terms, both proportional to the energy.
+@njit(cache=True)
+def _finite_spread(U):
+    """Each row's largest minus smallest finite entry (0 for fewer than two)."""
+    n, K = U.shape
+    out = np.zeros(n)
+    for i in range(n):
+        lo, hi = np.inf, -np.inf
+        for k in range(K):
+            v = U[i, k]
+            if v < np.inf:
+                lo = min(lo, v)
+                hi = max(hi, v)
+        if hi > lo:
+            out[i] = hi - lo
+    return out
 
-    ``scale`` is the largest finite pair weight or table range (the size a message can
-    reach), else the largest unary spread, else 1; ``penalty`` replaces ``±inf`` in
-    messages: twice the sum of every finite term's range plus ``scale``, so a violated
-    hard term outweighs anything the finite terms can change (as in
-    :meth:`Energy.hard_penalty`, but without its absolute ``1 +``).
+
+def _coupling(energy, spread):
+    """Median over nodes with pair terms of ``Σ_j |w_ij|`` over the node's unary spread
+    ``spread`` (``inf`` where the unaries tie): how strongly neighbours outvote a
+    node's own data. Tables count by their range."""
+    n = energy.n_nodes
+    strength = np.zeros(n)
+    for e, v in ((energy.edges, np.abs(energy.weights)),
+                 (energy.table_edges, np.ptp(energy.tables, axis=(1, 2)) if len(energy.tables) else None)):
+        if len(e):
+            strength += np.bincount(e.ravel(), np.repeat(v, 2), minlength=n)
+    has = strength > 0
+    if not has.any():
+        return 0.0
+    with np.errstate(divide="ignore"):
+        return float(np.median(strength[has] / spread[has]))  # x / 0 = inf: tied unaries
+
+
+def _term_scale(energy):
+    """``(scale, penalty, spread)`` of the finite terms, the first two proportional to
+    the energy.
+
+    ``spread`` is each node's range of finite unary costs; ``scale`` the largest
+    finite pair weight or table range (the size a message can reach), else the
+    largest spread, else 1; ``penalty`` replaces ``±inf`` in messages: twice the sum
+    of every finite term's range plus ``scale``, so a violated hard term outweighs
+    anything the finite terms can change (as in :meth:`Energy.hard_penalty`, but
+    without its absolute ``1 +``).
     """
-    U = energy.unary
-    finite_u = np.where(np.isinf(U), np.nan, U)
-    with np.errstate(invalid="ignore"):
-        spread = np.nan_to_num(np.nanmax(finite_u, axis=1) - np.nanmin(finite_u, axis=1))
-    w = np.abs(energy.weights[np.isfinite(energy.weights)])
-    trange = (energy.tables.max(axis=(1, 2)) - energy.tables.min(axis=(1, 2))) if len(energy.tables) else np.empty(0)
+    spread = _finite_spread(energy.unary)
+    w = energy.weights
+    if not np.isfinite(w).all():
+        w = w[np.isfinite(w)]
+    w = np.abs(w)
+    trange = np.ptp(energy.tables, axis=(1, 2)) if len(energy.tables) else np.empty(0)
     pair = max(w.max(initial=0.0), trange.max(initial=0.0))
     scale = pair if pair > 0 else (spread.max(initial=0.0) or 1.0)
     total = spread.sum() + w.sum() + trange.sum()
     if energy.label_costs is not None:
         total += energy.label_costs.sum()
-    return float(scale), float(2.0 * total + scale)
+    return float(scale), float(2.0 * total + scale), spread
 
 
 # --------------------------------------------------------------------------- engine
@@ -364,15 +403,21 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     energy : Energy
     damping : float or "auto", default="auto"
         Weight of the old message in ``new = damping·old + (1 − damping)·update``;
-        in ``[0, 1)``. ``"auto"`` uses 0.5 when the energy has repulsive terms or
-        tables (frustrated cycles, where damping raises the hit rate) and 0 when every
-        pair term is attractive (grids, smoothness, must-links), where undamped
-        sequential BP reaches the same energies in several times fewer iterations.
+        in ``[0, 1)``. ``"auto"`` uses 0 when every pair term is attractive and the
+        coupling is moderate (the median over nodes of ``Σ_j |w_ij|`` over the node's
+        unary spread is at most 4), where undamped sequential BP reaches the same
+        energies in 2-5 times fewer iterations; otherwise 0.5: with repulsive terms or
+        tables (frustrated cycles) and with strong smoothness, where undamped BP locks
+        into one label (+28 % to +60 % energy on the benchmarks, against < 1.5 % damped;
+        ``docs/benchmarks/trws.md``). The value used is ``info["damping"]``.
     max_iter : int, default=200
         Iteration cap. One iteration updates every message once (``"sequential"``:
         one forward or backward sweep over the nodes).
     tol : float, default=1e-6
-        Convergence when the largest change of a (normalised) message is below ``tol``.
+        Convergence when the largest change of a (normalised) message is at most
+        ``tol`` times the largest finite pair weight (or table range): relative, so
+        multiplying the energy by a constant changes neither the labels nor the
+        iterations.
     schedule : {"sequential", "flooding"}, default="sequential"
         ``"sequential"`` sweeps the nodes alternately forward and backward, each node
         sending fresh messages from its current belief at once (Gauss-Seidel);
@@ -396,7 +441,9 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
         ``labels`` is the best decoded labelling, ``energy`` its
         ``energy.evaluate`` value, ``marginals`` the normalised min-marginals
         (beliefs minus their row minimum) of the last iteration, ``history`` the
-        energy decoded at each iteration, ``info`` holds ``"schedule"``,
+        energy of the labelling decoded at each iteration (the sequential schedule
+        decodes on its forward sweeps; a backward sweep repeats the last value),
+        ``info`` holds ``"schedule"``, ``"damping"`` (the value used),
         ``"delta"`` (last largest message change), ``"best_iteration"``,
         ``"violated_hard_terms"`` and ``"stopped_by_callback"``.
 
@@ -408,12 +455,15 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     See Also
     --------
     graphclust.inference.lp.lp_relaxation : a lower bound and a rounded labelling.
+    graphclust.inference.trws.trws : TRW-S, the same messages reweighted, with a bound.
 
     Notes
     -----
-    Hard (``±inf``) terms are replaced by :meth:`Energy.hard_penalty` for message
-    passing (:meth:`Energy.finite`), so messages never hold NaN and a labelling that
-    violates a hard term never looks cheaper than one that does not; the returned
+    Hard (``±inf``) terms are replaced for message passing (:meth:`Energy.finite`)
+    by a penalty of twice the sum of every finite term's range plus the largest term
+    (proportional to the energy, unlike :meth:`Energy.hard_penalty`), so messages
+    never hold NaN and a labelling that violates a hard term never looks cheaper
+    than one that does not; the returned
     energy is that of the original energy (``inf`` if a hard term is still violated,
     counted in ``info["violated_hard_terms"]``). Label costs are not part of the
     messages (they are not pairwise); the decoded labellings are nevertheless scored
@@ -421,16 +471,20 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     cheapest under the finite surrogate (fewest, cheapest violations) is returned.
     Parallel tables on one node pair (and Potts terms on a pair that also has a table)
     are merged into one table, so BP sees no 2-cycles. Nodes without pair terms keep
-    their unary argmin. Beliefs within ``10·tol·(1 + |min|)`` of the minimum count as
-    tied and the lowest label wins, so that ties left slightly unequal by damping are
-    broken the same way on both ends of an edge.
+    their unary argmin. Beliefs within ``10·tol·(s + |min|)`` of the minimum (``s``
+    the largest finite pair weight) count as tied and the lowest label wins.
 
-    On a forest BP converges and the decoded labelling is the exact minimum when it
-    is unique. On loopy graphs convergence is not guaranteed: the best labelling seen
-    is returned with ``converged=False`` after ``max_iter`` iterations. Damping matters
-    on frustrated graphs (cycles of cannot-links); on image grids ``damping=0`` with
-    the sequential schedule converges in several times fewer iterations to the same
-    energies (see ``docs/benchmarks/inference.md``).
+    Decoding: each forward sweep (and the final messages) decodes node ``i`` from
+    its unary, the messages of the neighbours not yet decoded and the pair terms of
+    those already decoded at their labels. A node's min-marginals alone can tie
+    between labels that its neighbours' choices make unequal (two identical nodes
+    with a hard cannot-link both tie between 0 and 1); conditioning breaks such ties
+    consistently. On a forest the nodes are swept in breadth-first order, so every
+    node is decoded after exactly its parent, and the labelling decoded from
+    converged messages is an exact minimum, ties and hard terms included (feasible
+    whenever a feasible labelling exists). On loopy graphs convergence is not
+    guaranteed: the best labelling seen (never worse than ``init``) is returned,
+    with ``converged=False`` after ``max_iter`` iterations.
 
     Cost: O(iterations · (n_edges · K + n_tables · K²)) time, O(n_edges · K) memory.
 
@@ -453,8 +507,13 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     (array([1, 1, 1, 1]), 2.0, True)
     """
     t0 = time.perf_counter()
+    scale, penalty, spread = _term_scale(energy)
+    hard = energy.has_hard_terms
+    fin = energy.finite(penalty) if hard else energy
     if isinstance(damping, str) and damping == "auto":
-        damping = 0.0 if energy.is_attractive else 0.5
+        # hard must-links are the strongest coupling there is
+        strong = hard or _coupling(energy, spread) > _STRONG_COUPLING
+        damping = 0.0 if energy.is_attractive and not strong else 0.5
     damping = check_float(damping, "damping", low=0.0)
     if damping >= 1.0:
         raise InvalidParameterError(f"damping must be in [0, 1), got {damping}")
@@ -465,8 +524,6 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     check_random_state(random_state)
     best = _initial_labels(energy, init)
 
-    scale, penalty = _term_scale(energy)
-    fin = energy.finite(penalty) if energy.has_hard_terms else energy
     U = np.ascontiguousarray(fin.unary, dtype=np.float64)
     order, _, g = _sweep_order(fin)
     msg = np.zeros((g.n_directed, energy.n_labels))

@@ -236,7 +236,7 @@ def trws(energy, *, max_iter=100, tol=1e-6, init=None, random_state=None, callba
     best = _initial_labels(energy, init)
     n = energy.n_nodes
 
-    scale, penalty = _term_scale(energy)
+    scale, penalty, _ = _term_scale(energy)
     hard = energy.has_hard_terms
     fin = energy.finite(penalty) if hard else energy
     U = np.ascontiguousarray(fin.unary, dtype=np.float64)
