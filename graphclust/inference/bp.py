@@ -441,8 +441,7 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
         ``labels`` is the best decoded labelling, ``energy`` its
         ``energy.evaluate`` value, ``marginals`` the normalised min-marginals
         (beliefs minus their row minimum) of the last iteration, ``history`` the
-        energy of the labelling decoded at each iteration (the sequential schedule
-        decodes on its forward sweeps; a backward sweep repeats the last value),
+        energy of the labelling decoded at each iteration,
         ``info`` holds ``"schedule"``, ``"damping"`` (the value used),
         ``"delta"`` (last largest message change), ``"best_iteration"``,
         ``"violated_hard_terms"`` and ``"stopped_by_callback"``.
@@ -476,7 +475,8 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
 
     Decoding: each forward sweep (and the final messages) decodes node ``i`` from
     its unary, the messages of the neighbours not yet decoded and the pair terms of
-    those already decoded at their labels. A node's min-marginals alone can tie
+    those already decoded at their labels; backward sweeps (and the final messages,
+    as a second candidate) take the plain argmin of each belief. A node's min-marginals alone can tie
     between labels that its neighbours' choices make unequal (two identical nodes
     with a hard cannot-link both tie between 0 and 1); conditioning breaks such ties
     consistently. On a forest the nodes are swept in breadth-first order, so every
@@ -550,11 +550,11 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
             if g.n_directed == 0:
                 converged, it = True, 0
                 break
-            # sequential: decode on forward sweeps only, conditioned on the nodes before
-            # (the backward sweeps keep the last labelling, which saves their decoding)
+            # sequential: forward sweeps decode conditioned on the nodes before (exact on
+            # forests), backward sweeps by the plain belief argmin: both are candidates
             forward = flooding or it % 2 == 1
             delta = _sweep(U, order, g.split, g.indptr, g.nbr, g.rev, g.w, g.tab, g.tables, msg, spare, damping,
-                           forward, 1 if flooding else (2 if forward else 0), labels, tie, scale)
+                           forward, 2 if forward and not flooding else 1, labels, tie, scale)
             if flooding:
                 msg, spare = spare, msg
             if prev is None or not np.array_equal(labels, prev):
@@ -576,12 +576,15 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
             bar.close()
     beliefs = np.empty_like(U)
     _decode(U, g.indptr, msg, beliefs)
-    # the final messages' own decoding, forward and conditioned (exact on a forest)
+    # the final messages' own decodings: plain argmin, and forward-conditioned (exact on
+    # a forest)
+    plain = np.where(np.diff(g.indptr) > 0, beliefs.argmin(axis=1), labels)
     _conditional_decode(U, order, g.split, g.indptr, g.nbr, g.w, g.tab, g.tables, msg, labels, tie, scale)
-    if prev is None or not np.array_equal(labels, prev):
-        e, key = score(labels)
-        if key < best_key:
-            best, best_e, best_it = labels, e, it
+    for z in (plain, labels):
+        if prev is None or not np.array_equal(z, prev):
+            e, key = score(z)
+            if key < best_key:
+                best, best_e, best_key, best_it = z, e, key, it
     marginals = beliefs - beliefs.min(axis=1, keepdims=True)
     return InferenceResult(
         labels=np.asarray(best, dtype=np.int64),
