@@ -564,8 +564,9 @@ class HMRF(ClusteringEstimator):
         if len(weights) and self.penalty == "distance":
             phi = provider.pair_distortion(problem, estep.constraints)
             phi_max, far_pair = provider.max_distortion(problem)
-            w = np.where(weights > 0, weights * phi, weights * np.maximum(phi_max - phi, 0.0))
             # inf * 0 (identical points) means "hard, but free here": keep it hard
+            with np.errstate(invalid="ignore"):
+                w = np.where(weights > 0, weights * phi, weights * np.maximum(phi_max - phi, 0.0))
             weights = np.where(np.isnan(w), weights, w)
         if merge is None:
             return Energy.from_problem(estep, U, smoothness=self.smoothness, constraint_weights=weights), far_pair

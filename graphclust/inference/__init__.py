@@ -13,6 +13,7 @@ from .bp import belief_propagation
 from .exact import brute_force, exact, mincut
 from .icm import icm, icm_checkerboard
 from .lp import lp_relaxation
+from .trws import trws
 
 __all__ = [
     "solve",
@@ -27,6 +28,7 @@ __all__ = [
     "mincut",
     "belief_propagation",
     "lp_relaxation",
+    "trws",
 ]
 
 
@@ -42,7 +44,7 @@ def solve(energy, method="icm", **options):
     ----------
     energy : Energy
     method : str, default="icm"
-        A key of :data:`ENGINES`: ``"icm"``, ``"icm-colour"``, ``"bp"``, ``"lp"``,
+        A key of :data:`ENGINES`: ``"icm"``, ``"icm-colour"``, ``"bp"``, ``"trws"``, ``"lp"``,
         ``"exact"``, ``"mincut"``, ``"brute-force"``, ...
     **options
         Passed to the engine (``init``, ``random_state``, ``callback``, ``progress``

@@ -32,6 +32,9 @@ from .icm import _initial_labels
 __all__ = ["belief_propagation"]
 
 _SCHEDULES = ("flooding", "sequential")
+#: coupling above which undamped sequential BP was seen to lock into one label
+#: (docs/benchmarks/trws.md, section 3): "auto" damps beyond it
+_STRONG_COUPLING = 4.0
 
 
 # --------------------------------------------------------------------------- structure
@@ -43,9 +46,13 @@ class _Directed:
     signed weight ``w[p]`` and ``tab[p] = -1``; table positions carry ``w[p] = 0`` and
     ``tab[p]`` indexes ``tables[tab[p]]``, oriented so that
     ``message[p](l_i) = min_{l_j} tables[tab[p]][l_j, l_i] + h_j(l_j)``.
+
+    Within a row, neighbours are sorted by ``rank`` (their position in the sweep order;
+    default their index), so the neighbours visited before ``i`` by a forward sweep
+    are ``split[i]`` positions ``indptr[i]:split[i]``, the rest come after.
     """
 
-    def __init__(self, energy):
+    def __init__(self, energy, rank=None):
         n, K = energy.n_nodes, energy.n_labels
         pe, pw = energy.edges, energy.weights
         te, T, merged = _merge_tables(energy, pe, pw)
@@ -64,7 +71,8 @@ class _Directed:
         oriented[0::2] = T
         oriented[1::2] = np.transpose(T, (0, 2, 1))
         tab = np.where(np.repeat(tab_u, 2) >= 0, 2 * np.repeat(tab_u, 2) + np.tile([0, 1], m + t), -1)
-        order = np.lexsort((send, recv))
+        key = send if rank is None else rank[send]
+        order = np.lexsort((key, recv))
         inv = np.empty_like(order)
         inv[order] = np.arange(len(order))
         partner = np.arange(len(order)) ^ 1  # 2u <-> 2u+1
@@ -77,6 +85,9 @@ class _Directed:
         self.tab = tab[order].astype(np.int64)
         self.tables = oriented
         self.n_directed = len(order)
+        rk = np.arange(n) if rank is None else rank
+        before = np.bincount(recv[rk[send] < rk[recv]], minlength=n)
+        self.split = (self.indptr[:-1] + before).astype(np.int64)
 
 
 def _merge_tables(energy, pe, pw):
@@ -109,35 +120,65 @@ def _merge_tables(energy, pe, pw):
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, tie):
+def _sweep(U, order, split, indptr, nbr, rev, w, tab, tables, msg, out, damping, forward, decode, labels, tie,
+           scale):
     """Update every message once; returns the largest change of a message.
 
-    ``labels[i]`` receives the argmin of node ``i``'s belief as it was when ``i``
-    sent its messages (the lowest label within ``tie`` of the minimum): the freshest one for the
-    sequential schedule, the one of the previous iteration for flooding. Nodes
-    without pair terms are skipped (their label stays as it was).
+    Nodes are visited in ``order`` (reversed when ``forward`` is False); the neighbours
+    of ``i`` visited before it by a forward sweep are ``nbr[indptr[i]:split[i]]`` (see
+    :class:`_Directed`). ``out is msg``: a sequential (Gauss-Seidel) sweep, each
+    node sending fresh messages from its current belief. Otherwise a parallel
+    (flooding) update reading ``msg`` and writing ``out``. Messages are normalised to
+    minimum 0 before damping. (One flat loop on purpose: numba ran the same code split
+    into an inlined helper three times slower.)
 
-    ``out is msg``: a sequential (Gauss-Seidel) sweep over the nodes, forward or
-    backward, each node sending fresh messages from its current belief. Otherwise a
-    parallel (flooding) update reading ``msg`` and writing ``out``. Messages are
-    normalised to minimum 0 before damping. (One flat loop on purpose: numba ran the
-    same code split into an inlined helper three times slower.)
+    ``decode``: 0 leaves ``labels`` alone; 1 sets ``labels[i]`` to the argmin of
+    ``i``'s belief when it sends its messages; 2 conditions that on the neighbours
+    visited before ``i`` in this sweep (their pair terms at their fresh labels replace
+    their messages), which makes a forward sweep's labelling an exact minimum on a
+    forest visited in BFS order once messages have converged, ties included. Ties: see
+    ``_argmin_tie``. Nodes without pair terms are skipped.
     """
     n, K = U.shape
     b = np.empty(K)
+    c = np.empty(K)
     h = np.empty(K)
     tmp = np.empty(K)
     keep = 1.0 - damping
     delta = 0.0
     for step in range(n):
-        i = step if forward else n - 1 - step
+        i = order[step] if forward else order[n - 1 - step]
         lo, hi = indptr[i], indptr[i + 1]
+        if lo == hi:
+            continue
         for k in range(K):
             b[k] = U[i, k]
         for p in range(lo, hi):
             for k in range(K):
                 b[k] += msg[p, k]
-        labels[i] = _argmin_tie(b, tie)
+        if decode == 2:
+            # the neighbours visited before i enter by their pair term at their fresh label
+            for k in range(K):
+                c[k] = b[k]
+            e0, e1 = (lo, split[i]) if forward else (split[i], hi)
+            for p in range(e0, e1):
+                lj = labels[nbr[p]]
+                t = tab[p]
+                cw = w[p]
+                if t >= 0:
+                    for k in range(K):
+                        c[k] += tables[t, lj, k] - msg[p, k]
+                elif cw > 0:
+                    for k in range(K):
+                        c[k] += cw - msg[p, k]
+                    c[lj] -= cw
+                else:
+                    for k in range(K):
+                        c[k] -= msg[p, k]
+                    c[lj] -= cw
+            labels[i] = _argmin_tie(c, tie, scale)
+        elif decode == 1:
+            labels[i] = _argmin_tie(b, tie, scale)
         for p in range(lo, hi):
             q = rev[p]  # the message into nbr[p] from i
             h1 = np.inf
@@ -146,7 +187,7 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
                 h[k] = v
                 h1 = min(h1, v)
             t = tab[q]
-            c = w[q]
+            cw = w[q]
             if t >= 0:  # general table, O(K^2)
                 mn = np.inf
                 for l in range(K):
@@ -159,9 +200,9 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
                     val = keep * (tmp[k] - mn) + damping * msg[q, k]
                     delta = max(delta, abs(val - msg[q, k]))
                     out[q, k] = val
-            elif c > 0:  # attractive Potts: min(h - h1, w)
+            elif cw > 0:  # attractive Potts: min(h - h1, w)
                 for k in range(K):
-                    val = keep * min(h[k] - h1, c) + damping * msg[q, k]
+                    val = keep * min(h[k] - h1, cw) + damping * msg[q, k]
                     delta = max(delta, abs(val - msg[q, k]))
                     out[q, k] = val
             else:  # repulsive Potts: only the sender's favourite label pays min(|w|, h2 - h1)
@@ -173,7 +214,7 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
                     if k != a1:
                         h2 = min(h2, h[k])
                 for k in range(K):
-                    nv = min(h2 - h1, -c) if k == a1 else 0.0
+                    nv = min(h2 - h1, -cw) if k == a1 else 0.0
                     val = keep * nv + damping * msg[q, k]
                     delta = max(delta, abs(val - msg[q, k]))
                     out[q, k] = val
@@ -181,12 +222,14 @@ def _sweep(U, indptr, rev, w, tab, tables, msg, out, damping, forward, labels, t
 
 
 @njit(cache=True)
-def _argmin_tie(b, tie):
-    """The lowest label whose value is within ``tie·(1 + |min|)`` of the minimum."""
+def _argmin_tie(b, tie, scale):
+    """The lowest label whose value is within ``tie·(scale + |min|)`` of the minimum
+    (``scale``: the energy's term scale, so the rule is unchanged when the energy is
+    multiplied by a constant)."""
     mn = np.inf
     for k in range(b.shape[0]):
         mn = min(mn, b[k])
-    bound = mn + tie * (1.0 + abs(mn))
+    bound = mn + tie * (scale + abs(mn))
     for k in range(b.shape[0]):
         if b[k] <= bound:
             return k
@@ -194,8 +237,8 @@ def _argmin_tie(b, tie):
 
 
 @njit(cache=True)
-def _decode(U, indptr, msg, beliefs, labels, tie):
-    """Beliefs ``U + Σ incoming`` and their argmin (see ``_argmin_tie``)."""
+def _decode(U, indptr, msg, beliefs):
+    """Beliefs ``U + Σ incoming``."""
     n, K = U.shape
     for i in range(n):
         for k in range(K):
@@ -203,7 +246,145 @@ def _decode(U, indptr, msg, beliefs, labels, tie):
             for p in range(indptr[i], indptr[i + 1]):
                 v += msg[p, k]
             beliefs[i, k] = v
-        labels[i] = _argmin_tie(beliefs[i], tie)
+
+
+@njit(cache=True)
+def _conditional_decode(U, order, split, indptr, nbr, w, tab, tables, msg, labels, tie, scale):
+    """Decode nodes in ``order``, each conditioned on the neighbours decoded before it
+    (their pair terms at their labels) and on the messages of the others: the decoding
+    of a forward sweep without the message updates."""
+    n, K = U.shape
+    c = np.empty(K)
+    for step in range(n):
+        i = order[step]
+        lo, hi = indptr[i], indptr[i + 1]
+        if lo == hi:
+            continue
+        for k in range(K):
+            c[k] = U[i, k]
+        for p in range(split[i], hi):
+            for k in range(K):
+                c[k] += msg[p, k]
+        for p in range(lo, split[i]):
+            lj = labels[nbr[p]]
+            t = tab[p]
+            cw = w[p]
+            if t >= 0:
+                for k in range(K):
+                    c[k] += tables[t, lj, k]
+            elif cw > 0:
+                for k in range(K):
+                    c[k] += cw
+                c[lj] -= cw
+            else:
+                c[lj] -= cw
+        labels[i] = _argmin_tie(c, tie, scale)
+
+
+@njit(cache=True)
+def _bfs_order(indptr, nbr, n):
+    """Breadth-first order of every connected component (roots in index order)."""
+    order = np.empty(n, np.int64)
+    seen = np.zeros(n, np.bool_)
+    head = tail = 0
+    for s in range(n):
+        if seen[s]:
+            continue
+        seen[s] = True
+        order[tail] = s
+        tail += 1
+        while head < tail:
+            i = order[head]
+            head += 1
+            for p in range(indptr[i], indptr[i + 1]):
+                j = nbr[p]
+                if not seen[j]:
+                    seen[j] = True
+                    order[tail] = j
+                    tail += 1
+    return order
+
+
+def _sweep_order(energy):
+    """``(order, rank, directed)``: the sweep order is breadth-first when the pair terms
+    form a forest (each node then has at most one neighbour before it, which
+    conditional decoding needs to be exact), index order otherwise (the best memory
+    locality on grids); ``directed`` is the :class:`_Directed` structure sorted for it."""
+    n = energy.n_nodes
+    g = _Directed(energy)
+    n_terms = g.n_directed // 2
+    if 0 < n_terms < n:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+
+        A = sp.csr_array((np.ones(g.n_directed), g.nbr, g.indptr), shape=(n, n))
+        n_comp = connected_components(A, directed=False)[0]
+        if n_terms == n - n_comp:  # acyclic, and no parallel terms (they would count twice)
+            order = _bfs_order(g.indptr, g.nbr, n)
+            rank = np.empty(n, np.int64)
+            rank[order] = np.arange(n)
+            return order, rank, _Directed(energy, rank)
+    ident = np.arange(n, dtype=np.int64)
+    return ident, ident, g
+
+
+@njit(cache=True)
+def _finite_spread(U):
+    """Each row's largest minus smallest finite entry (0 for fewer than two)."""
+    n, K = U.shape
+    out = np.zeros(n)
+    for i in range(n):
+        lo, hi = np.inf, -np.inf
+        for k in range(K):
+            v = U[i, k]
+            if v < np.inf:
+                lo = min(lo, v)
+                hi = max(hi, v)
+        if hi > lo:
+            out[i] = hi - lo
+    return out
+
+
+def _coupling(energy, spread):
+    """Median over nodes with pair terms of ``Σ_j |w_ij|`` over the node's unary spread
+    ``spread`` (``inf`` where the unaries tie): how strongly neighbours outvote a
+    node's own data. Tables count by their range."""
+    n = energy.n_nodes
+    strength = np.zeros(n)
+    for e, v in ((energy.edges, np.abs(energy.weights)),
+                 (energy.table_edges, np.ptp(energy.tables, axis=(1, 2)) if len(energy.tables) else None)):
+        if len(e):
+            strength += np.bincount(e.ravel(), np.repeat(v, 2), minlength=n)
+    has = strength > 0
+    if not has.any():
+        return 0.0
+    with np.errstate(divide="ignore"):
+        return float(np.median(strength[has] / spread[has]))  # x / 0 = inf: tied unaries
+
+
+def _term_scale(energy):
+    """``(scale, penalty, spread)`` of the finite terms, the first two proportional to
+    the energy.
+
+    ``spread`` is each node's range of finite unary costs; ``scale`` the largest
+    finite pair weight or table range (the size a message can reach), else the
+    largest spread, else 1; ``penalty`` replaces ``±inf`` in messages: twice the sum
+    of every finite term's range plus ``scale``, so a violated hard term outweighs
+    anything the finite terms can change (as in :meth:`Energy.hard_penalty`, but
+    without its absolute ``1 +``).
+    """
+    spread = _finite_spread(energy.unary)
+    w = energy.weights
+    if not np.isfinite(w).all():
+        w = w[np.isfinite(w)]
+    w = np.abs(w)
+    trange = np.ptp(energy.tables, axis=(1, 2)) if len(energy.tables) else np.empty(0)
+    pair = max(w.max(initial=0.0), trange.max(initial=0.0))
+    scale = pair if pair > 0 else (spread.max(initial=0.0) or 1.0)
+    total = spread.sum() + w.sum() + trange.sum()
+    if energy.label_costs is not None:
+        total += energy.label_costs.sum()
+    return float(scale), float(2.0 * total + scale), spread
 
 
 # --------------------------------------------------------------------------- engine
@@ -222,15 +403,21 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     energy : Energy
     damping : float or "auto", default="auto"
         Weight of the old message in ``new = damping·old + (1 − damping)·update``;
-        in ``[0, 1)``. ``"auto"`` uses 0.5 when the energy has repulsive terms or
-        tables (frustrated cycles, where damping raises the hit rate) and 0 when every
-        pair term is attractive (grids, smoothness, must-links), where undamped
-        sequential BP reaches the same energies in several times fewer iterations.
+        in ``[0, 1)``. ``"auto"`` uses 0 when every pair term is attractive and the
+        coupling is moderate (the median over nodes of ``Σ_j |w_ij|`` over the node's
+        unary spread is at most 4), where undamped sequential BP reaches the same
+        energies in 2-5 times fewer iterations; otherwise 0.5: with repulsive terms or
+        tables (frustrated cycles) and with strong smoothness, where undamped BP locks
+        into one label (+28 % to +60 % energy on the benchmarks, against < 1.5 % damped;
+        ``docs/benchmarks/trws.md``). The value used is ``info["damping"]``.
     max_iter : int, default=200
         Iteration cap. One iteration updates every message once (``"sequential"``:
         one forward or backward sweep over the nodes).
     tol : float, default=1e-6
-        Convergence when the largest change of a (normalised) message is below ``tol``.
+        Convergence when the largest change of a (normalised) message is at most
+        ``tol`` times the largest finite pair weight (or table range): relative, so
+        multiplying the energy by a constant changes neither the labels nor the
+        iterations.
     schedule : {"sequential", "flooding"}, default="sequential"
         ``"sequential"`` sweeps the nodes alternately forward and backward, each node
         sending fresh messages from its current belief at once (Gauss-Seidel);
@@ -254,7 +441,8 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
         ``labels`` is the best decoded labelling, ``energy`` its
         ``energy.evaluate`` value, ``marginals`` the normalised min-marginals
         (beliefs minus their row minimum) of the last iteration, ``history`` the
-        energy decoded at each iteration, ``info`` holds ``"schedule"``,
+        energy of the labelling decoded at each iteration,
+        ``info`` holds ``"schedule"``, ``"damping"`` (the value used),
         ``"delta"`` (last largest message change), ``"best_iteration"``,
         ``"violated_hard_terms"`` and ``"stopped_by_callback"``.
 
@@ -266,12 +454,15 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     See Also
     --------
     graphclust.inference.lp.lp_relaxation : a lower bound and a rounded labelling.
+    graphclust.inference.trws.trws : TRW-S, the same messages reweighted, with a bound.
 
     Notes
     -----
-    Hard (``±inf``) terms are replaced by :meth:`Energy.hard_penalty` for message
-    passing (:meth:`Energy.finite`), so messages never hold NaN and a labelling that
-    violates a hard term never looks cheaper than one that does not; the returned
+    Hard (``±inf``) terms are replaced for message passing (:meth:`Energy.finite`)
+    by a penalty of twice the sum of every finite term's range plus the largest term
+    (proportional to the energy, unlike :meth:`Energy.hard_penalty`), so messages
+    never hold NaN and a labelling that violates a hard term never looks cheaper
+    than one that does not; the returned
     energy is that of the original energy (``inf`` if a hard term is still violated,
     counted in ``info["violated_hard_terms"]``). Label costs are not part of the
     messages (they are not pairwise); the decoded labellings are nevertheless scored
@@ -279,16 +470,21 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     cheapest under the finite surrogate (fewest, cheapest violations) is returned.
     Parallel tables on one node pair (and Potts terms on a pair that also has a table)
     are merged into one table, so BP sees no 2-cycles. Nodes without pair terms keep
-    their unary argmin. Beliefs within ``10·tol·(1 + |min|)`` of the minimum count as
-    tied and the lowest label wins, so that ties left slightly unequal by damping are
-    broken the same way on both ends of an edge.
+    their unary argmin. Beliefs within ``10·tol·(s + |min|)`` of the minimum (``s``
+    the largest finite pair weight) count as tied and the lowest label wins.
 
-    On a forest BP converges and the decoded labelling is the exact minimum when it
-    is unique. On loopy graphs convergence is not guaranteed: the best labelling seen
-    is returned with ``converged=False`` after ``max_iter`` iterations. Damping matters
-    on frustrated graphs (cycles of cannot-links); on image grids ``damping=0`` with
-    the sequential schedule converges in several times fewer iterations to the same
-    energies (see ``docs/benchmarks/inference.md``).
+    Decoding: each forward sweep (and the final messages) decodes node ``i`` from
+    its unary, the messages of the neighbours not yet decoded and the pair terms of
+    those already decoded at their labels; backward sweeps (and the final messages,
+    as a second candidate) take the plain argmin of each belief. A node's min-marginals alone can tie
+    between labels that its neighbours' choices make unequal (two identical nodes
+    with a hard cannot-link both tie between 0 and 1); conditioning breaks such ties
+    consistently. On a forest the nodes are swept in breadth-first order, so every
+    node is decoded after exactly its parent, and the labelling decoded from
+    converged messages is an exact minimum, ties and hard terms included (feasible
+    whenever a feasible labelling exists). On loopy graphs convergence is not
+    guaranteed: the best labelling seen (never worse than ``init``) is returned,
+    with ``converged=False`` after ``max_iter`` iterations.
 
     Cost: O(iterations · (n_edges · K + n_tables · K²)) time, O(n_edges · K) memory.
 
@@ -311,8 +507,13 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     (array([1, 1, 1, 1]), 2.0, True)
     """
     t0 = time.perf_counter()
+    scale, penalty, spread = _term_scale(energy)
+    hard = energy.has_hard_terms
+    fin = energy.finite(penalty) if hard else energy
     if isinstance(damping, str) and damping == "auto":
-        damping = 0.0 if energy.is_attractive else 0.5
+        # hard must-links are the strongest coupling there is
+        strong = hard or _coupling(energy, spread) > _STRONG_COUPLING
+        damping = 0.0 if energy.is_attractive and not strong else 0.5
     damping = check_float(damping, "damping", low=0.0)
     if damping >= 1.0:
         raise InvalidParameterError(f"damping must be in [0, 1), got {damping}")
@@ -323,9 +524,8 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     check_random_state(random_state)
     best = _initial_labels(energy, init)
 
-    fin = energy.finite() if energy.has_hard_terms else energy
     U = np.ascontiguousarray(fin.unary, dtype=np.float64)
-    g = _Directed(fin)
+    order, _, g = _sweep_order(fin)
     msg = np.zeros((g.n_directed, energy.n_labels))
 
     # rank labellings by true energy, infeasible ones among themselves by the surrogate
@@ -341,7 +541,8 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
     converged = stopped = False
     delta = 0.0
     prev, prev_e, prev_key = None, None, None
-    spare = np.zeros_like(msg) if schedule == "flooding" else msg
+    flooding = schedule == "flooding"
+    spare = np.zeros_like(msg) if flooding else msg
     bar = progress_bar(progress, max_iter, "bp", leave=False)
     it = 0
     try:
@@ -349,9 +550,12 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
             if g.n_directed == 0:
                 converged, it = True, 0
                 break
-            delta = _sweep(U, g.indptr, g.rev, g.w, g.tab, g.tables, msg, spare, damping,
-                           schedule == "flooding" or it % 2 == 1, labels, tie)
-            if schedule == "flooding":
+            # sequential: forward sweeps decode conditioned on the nodes before (exact on
+            # forests), backward sweeps by the plain belief argmin: both are candidates
+            forward = flooding or it % 2 == 1
+            delta = _sweep(U, order, g.split, g.indptr, g.nbr, g.rev, g.w, g.tab, g.tables, msg, spare, damping,
+                           forward, 2 if forward and not flooding else 1, labels, tie, scale)
+            if flooding:
                 msg, spare = spare, msg
             if prev is None or not np.array_equal(labels, prev):
                 prev_e, prev_key = score(labels)
@@ -362,7 +566,7 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(energy=best_e, delta=delta, refresh=False)
-            converged = delta < tol
+            converged = delta <= tol * scale  # relative to the terms: unchanged by scaling the energy
             if callback is not None and callback(it, prev, prev_e):
                 stopped = True
             if converged or stopped:
@@ -371,11 +575,16 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
         if bar is not None:
             bar.close()
     beliefs = np.empty_like(U)
-    _decode(U, g.indptr, msg, beliefs, labels, tie)  # the final messages' own decoding
-    if prev is None or not np.array_equal(labels, prev):
-        e, key = score(labels)
-        if key < best_key:
-            best, best_e, best_it = labels, e, it
+    _decode(U, g.indptr, msg, beliefs)
+    # the final messages' own decodings: plain argmin, and forward-conditioned (exact on
+    # a forest)
+    plain = np.where(np.diff(g.indptr) > 0, beliefs.argmin(axis=1), labels)
+    _conditional_decode(U, order, g.split, g.indptr, g.nbr, g.w, g.tab, g.tables, msg, labels, tie, scale)
+    for z in (plain, labels):
+        if prev is None or not np.array_equal(z, prev):
+            e, key = score(z)
+            if key < best_key:
+                best, best_e, best_key, best_it = z, e, key, it
     marginals = beliefs - beliefs.min(axis=1, keepdims=True)
     return InferenceResult(
         labels=np.asarray(best, dtype=np.int64),
@@ -388,6 +597,7 @@ def belief_propagation(energy, *, damping="auto", max_iter=200, tol=1e-6, schedu
         marginals=marginals,
         info={
             "schedule": schedule,
+            "damping": damping,
             "delta": float(delta),
             "best_iteration": best_it,
             "violated_hard_terms": energy.violated_hard_terms(best),

@@ -8,7 +8,7 @@ import pytest
 from graphclust.energy import Energy
 from graphclust.errors import InvalidParameterError
 from graphclust.inference import ENGINES, solve
-from graphclust.inference.bp import _Directed, _sweep, belief_propagation
+from graphclust.inference.bp import _Directed, _sweep, _sweep_order, belief_propagation
 from graphclust.inference.exact import brute_force, mincut
 
 from .conftest import all_labellings
@@ -74,14 +74,15 @@ def test_kernel_matches_numpy_reference(tables, damping, global_random_seed):
     the labels it decodes are the argmin of the reference beliefs."""
     rng = np.random.default_rng(global_random_seed)
     E = loopy_energy(rng, 9, 4, density=0.6, tables=tables)
-    g = _Directed(E)
+    order, _, g = _sweep_order(E)
     U = np.ascontiguousarray(E.unary)
     msg = rng.uniform(0, 1, (g.n_directed, 4))
     ref = msg.copy()
     labels = np.zeros(E.n_nodes, np.int64)
     for _ in range(3):
         out = np.empty_like(msg)
-        delta = _sweep(U, g.indptr, g.rev, g.w, g.tab, g.tables, msg, out, damping, True, labels, 0.0)
+        delta = _sweep(U, order, g.split, g.indptr, g.nbr, g.rev, g.w, g.tab, g.tables, msg, out, damping, True, 1,
+                       labels, 0.0, 1.0)
         ref_new, ref_beliefs = reference_flooding_step(g, U, ref, damping)
         np.testing.assert_allclose(out, ref_new, atol=1e-12)
         assert delta == pytest.approx(np.abs(ref_new - ref).max(), abs=1e-12)
@@ -272,3 +273,85 @@ def test_bad_parameters_are_named(kwargs, match):
     E = Energy(np.zeros((3, 2)), edges=[(0, 1)], weights=[1.0])
     with pytest.raises(InvalidParameterError, match=match):
         belief_propagation(E, **kwargs)
+
+
+# --------------------------------------------------------------------- regressions, issue #27
+def test_hard_cannot_link_pair_gh27():
+    """Two nodes with identical unaries and a hard cannot-link: the min-marginals tie on
+    both nodes, and decoding each node on its own gave [0, 0] (energy inf). Decoding
+    conditioned on the already-decoded neighbour returns a feasible optimum."""
+    import graphclust as gc
+
+    res = gc.solve(gc.Energy([[0, 1], [0, 1]], [(0, 1)], [-np.inf]), "bp")
+    assert sorted(res.labels.tolist()) == [0, 1]
+    assert res.energy == 1.0 and res.info["violated_hard_terms"] == 0
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_forest_with_hard_terms_and_ties_is_exact_gh27(schedule, global_random_seed):
+    """On random forests with hard must-/cannot-links and tied (integer) unaries, BP
+    returns the brute-force optimum: feasible whenever a feasible labelling exists."""
+    rng = np.random.default_rng(global_random_seed)
+    for _ in range(25):
+        n, K = int(rng.integers(2, 8)), int(rng.integers(2, 4))
+        T = nx.random_labeled_tree(n, seed=int(rng.integers(2**31)))
+        e = np.array(list(T.edges()), dtype=np.int64).reshape(-1, 2)
+        keep = rng.random(len(e)) < 0.85  # sometimes a forest
+        e = e[keep]
+        w = rng.choice([-np.inf, np.inf, -1.0, 1.0, 2.0], len(e))
+        U = rng.integers(0, 3, (n, K)).astype(float)  # many ties
+        if rng.random() < 0.3:
+            U[rng.integers(n), rng.integers(K)] = np.inf
+        E = Energy(U, e, w)
+        opt = brute_force(E)
+        res = belief_propagation(E, schedule=schedule)
+        assert res.energy == pytest.approx(opt.energy, abs=1e-9) if np.isfinite(opt.energy) else True
+        assert res.converged
+
+
+def test_hmrf_bp_separates_identical_points_with_hard_cannot_link_gh27():
+    """HMRF(inference='bp') with two identical points joined by a hard cannot-link puts
+    them in different clusters (BP used to tie and decode both to the same label)."""
+    import graphclust as gc
+
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [5.0, 5.0], [5.1, 5.0]])
+    S = gc.SideInfo.from_pairs(cannot=[(0, 1)], weight=np.inf)
+    est = gc.HMRF(gc.potentials.Centroids(2), inference="bp", random_state=0).fit(X, S)
+    assert est.labels_[0] != est.labels_[1]
+
+
+@pytest.mark.parametrize("damping", ["auto", 0.0, 0.5])
+def test_scale_free_stopping_gh27(damping):
+    """Multiplying the energy by 1e-6 (or 1e6) changes neither the labels nor the number
+    of iterations: the stopping and tie rules are relative to the terms' scale (the
+    tolerance used to be absolute, so the scaled energy stopped after one iteration)."""
+    rng = np.random.default_rng(2)
+    E = loopy_energy(rng, 30, 3, density=0.2)
+    idx = np.arange(100).reshape(10, 10)
+    e = np.concatenate([np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
+                        np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
+    G = Energy(rng.uniform(0, 1, (100, 3)), e, np.full(len(e), 0.3))
+    for energy in (E, G):
+        ref = belief_propagation(energy, damping=damping)
+        assert ref.iterations > 2
+        for s in (1e-6, 1e6):
+            scaled = Energy(energy.unary * s, energy.edges, energy.weights * s)
+            res = belief_propagation(scaled, damping=damping)
+            np.testing.assert_array_equal(res.labels, ref.labels)
+            assert res.iterations == ref.iterations
+            assert res.energy == pytest.approx(ref.energy * s, rel=1e-9)
+
+
+@pytest.mark.parametrize("damping", [0.0, 0.3, 0.5, 0.9])
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_never_above_best_visited_labelling_gh27(damping, schedule):
+    """Whatever the damping, the result is the best labelling visited: not above any
+    decoded one (the history), nor above the initial labelling."""
+    rng = np.random.default_rng(8)
+    for _ in range(5):
+        E = loopy_energy(rng, 12, 3, density=0.5)
+        init = rng.integers(3, size=12)
+        res = belief_propagation(E, damping=damping, schedule=schedule, init=init, max_iter=25)
+        assert res.info["damping"] == damping
+        assert res.energy == E.evaluate(res.labels)
+        assert res.energy <= min(res.history) and res.energy <= E.evaluate(init)
