@@ -17,7 +17,7 @@ Sections (peers in the same process, one thread each):
 
 Timings are medians of ``--repeats`` runs, numba kernels compiled beforehand.
 
-    python benchmarks/bench_expansion.py [--side 1024] [--repeats 3] [--knn 20000] [--quick]
+    python benchmarks/bench_expansion.py [--side 1024] [--repeats 3] [--knn 20000] [--only grid|knn] [--quick]
 """
 
 import argparse
@@ -145,15 +145,18 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
     parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
+    parser.add_argument("--only", choices=("grid", "knn"), help="run one section")
     parser.add_argument("--quick", action="store_true", help="256x256 grids, 2000 points (a smoke run)")
     args = parser.parse_args(argv)
     side, n_knn = (256, 2000) if args.quick else (args.side, args.knn)
     with threadpool_limits(1):
         warm_up()
-        rows = bench_grid(side, 4, args.repeats, not args.no_swap)
-        bench_knn(n_knn, 5, args.repeats)
-    print("\nsummary (time and energy relative to PyMaxflow):")
-    for name, label, t_ratio, e_ratio in rows:
+        rows = bench_grid(side, 4, args.repeats, not args.no_swap) if args.only != "knn" else []
+        if args.only != "grid":
+            bench_knn(n_knn, 5, args.repeats)
+    if rows:
+        print("\nsummary (time and energy relative to PyMaxflow):")
+    for name, label, t_ratio, e_ratio in rows:  # empty without the grid section
         print(f"  {name:5s} {label:34s} time {t_ratio:.2f}x, energy {e_ratio:.6f}x")
 
 

@@ -22,7 +22,9 @@ tables under expansion) the table is submodular and the cut is exact. Otherwise
 2005): ``B`` or ``C`` — never the entry of the current labelling — is raised until the
 table is submodular. The truncated move energy is then an upper bound of the true one
 that equals it at the current labelling, so its minimum never costs more than where the
-move started.
+move started. Such a move then also solves the move's roof dual (QPBO, on a doubled
+graph): the nodes it labels overwrite the truncated cut's answer, which by weak
+persistency never costs more, and frees the nodes the truncation froze.
 """
 
 import time
@@ -125,8 +127,11 @@ def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
       one end moves to α, the one where the end that gains less from α moves is raised
       until the term is submodular. The truncated move energy bounds the true one from
       above and equals it at the current labelling, so the move never costs more than
-      staying put; the minimum cut of the truncated move may miss a better move, but a
-      labelling that satisfies every hard cannot-link keeps satisfying them;
+      staying put. A truncated move freezes one end of such a pair, so it is followed
+      by the roof dual (QPBO) of the exact move energy, whose labelled nodes replace the
+      truncated answer there; weak persistency makes that never worse. Neither finds
+      the best move in general (that is NP-hard with repulsive terms), but a labelling
+      that satisfies every hard cannot-link keeps satisfying them;
     * hard (``±inf``) terms are replaced by :meth:`Energy.hard_penalty`, larger than any
       difference the finite terms can make, so from a labelling that violates hard terms
       the moves reduce the violations first, and from one that satisfies them every
@@ -139,7 +144,8 @@ def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
     result is the exact minimum, as :func:`~graphclust.inference.mincut` gives.
 
     **Cost.** One move costs one pass over the terms to fill the capacities plus one
-    max-flow; a cycle costs ``n_labels`` moves. Nodes already labelled α carry no arc
+    max-flow (two, the second on a graph twice the size, when a term was truncated);
+    a cycle costs ``n_labels`` moves. Nodes already labelled α carry no arc
     capacity in the α move. The re-scoring costs ``O(n_nodes + n_edges)`` per move
     that changes a label.
 
@@ -153,6 +159,9 @@ def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
 
     C. Rother, S. Kumar, V. Kolmogorov, A. Blake, "Digital tapestry", CVPR 2005.
     doi:10.1109/CVPR.2005.130
+
+    V. Kolmogorov, C. Rother, "Minimizing nonsubmodular functions with graph cuts — a
+    review", IEEE TPAMI 29(7), 2007. doi:10.1109/TPAMI.2007.1031
 
     Examples
     --------
@@ -236,7 +245,8 @@ def alpha_beta_swap(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
     A swap move is submodular when every pair term is a *semi-metric* on the two
     labels, ``T[α, α] + T[β, β] ≤ T[α, β] + T[β, α]``: attractive Potts terms and
     must-links always are. Repulsive terms (cannot-links) and other tables are
-    truncated as described in :func:`alpha_expansion`, which keeps every move from
+    truncated, then the roof dual applied, as described in :func:`alpha_expansion`,
+    which keeps every move from
     increasing the energy and hard cannot-links satisfied once they are. With two
     labels one swap move is the whole problem: exact on binary attractive energies.
 
@@ -279,6 +289,9 @@ def _run(energy, moves, *, init, order, max_iter, tol, random_state, callback, p
     head, adj_ptr, adj_arc = _bk_structure(n, np.stack([e0, e1], axis=1))
     res = np.zeros(2 * len(e0))
     tr = np.zeros(n)
+    # terms that can be non-submodular (repulsive Potts, tables) get the roof-dual graph
+    maybe_ns = np.concatenate([w < 0, np.ones(len(tables), dtype=bool)])
+    qpbo = _QPBOGraph(n, e0, e1, maybe_ns) if maybe_ns.any() else None
     l0 = np.empty(n, np.int64)
     l1 = np.empty(n, np.int64)
     xcur = np.zeros(n, np.int8)
@@ -316,6 +329,10 @@ def _run(energy, moves, *, init, order, max_iter, tol, random_state, callback, p
                 n_truncated += n_trunc
                 stale[s] = True
                 x = tree == _SINK_TREE
+                if n_trunc and qpbo is not None:
+                    # the nodes the roof dual labels replace the truncated cut's choice
+                    # there; weak persistency: never worse than the truncated cut alone
+                    x = qpbo.fuse(x, l0, l1, U, e0, e1, w, tables)
                 new = np.where(x, l1, l0)
                 if np.array_equal(new, z):
                     move_history.append(f_cur)
@@ -368,7 +385,108 @@ def _first_non_metric(tables):
     return tuple(int(v) for v in np.argwhere(bad)[0])
 
 
-# --------------------------------------------------------------------------- kernel
+class _QPBOGraph:
+    """The roof-dual (QPBO) graph of a move: node ``i`` stands for ``x_i`` and node
+    ``n + i`` for ``1 − x_i``; every term puts half its capacity on two mirrored arcs.
+    Its arc layout is built once per run: two arc pairs per term, two more for the terms
+    that can be non-submodular (``maybe_ns``).
+
+    A maximum flow labels node ``i`` when ``i`` and ``n + i`` fall on opposite sides of
+    the cut from the source; the other nodes stay unlabelled. Weak persistency (Hammer,
+    Hansen & Simeone 1984; Kolmogorov & Rother 2007): overwriting any labelling ``y``
+    with the labelled nodes never raises the move energy. Used only on moves whose
+    truncation changed a term, with ``y`` the truncated cut's answer.
+    """
+
+    def __init__(self, n, e0, e1, maybe_ns):
+        T = len(e0)
+        self.n = n
+        self.slot = np.full(T, -1, np.int64)
+        ns = np.flatnonzero(maybe_ns)
+        self.slot[ns] = np.arange(len(ns))
+        # pairs: (i, j) | (n+i, n+j) | per non-submodular slot: (n+j, i), (n+i, j)
+        extra = np.stack([np.stack([e1[ns] + n, e0[ns]], 1), np.stack([e0[ns] + n, e1[ns]], 1)], 1).reshape(-1, 2)
+        edges = np.concatenate([np.stack([e0, e1], 1), np.stack([e0 + n, e1 + n], 1), extra])
+        self.head, self.adj_ptr, self.adj_arc = _bk_structure(2 * n, edges)
+        self.res = np.zeros(2 * len(edges))
+        self.tr = np.zeros(2 * n)
+
+    def fuse(self, x, l0, l1, U, e0, e1, w, tables):
+        total = _fill_qpbo(l0, l1, U, e0, e1, w, len(w), tables, self.slot, self.res, self.tr)
+        _, tree = _bk_maxflow(2 * self.n, self.head, self.res, self.adj_ptr, self.adj_arc, self.tr, 1e-14 * total)
+        src = tree == 1  # reachable from the source
+        pos, neg = src[: self.n], src[self.n:]
+        labelled = pos != neg
+        return np.where(labelled, neg, x)  # x_i = 1 when i is cut off and its mirror is not
+
+
+# --------------------------------------------------------------------------- kernels
+@njit(cache=True)
+def _fill_qpbo(l0, l1, U, e0, e1, w, m, tables, slot, res, tr):  # pragma: no cover - compiled
+    """Capacities of a move's roof-dual graph (see :class:`_QPBOGraph`), in place;
+    returns the sum of all capacities. A submodular term ``A + u_i x_i + u_j x_j +
+    p (1 − x_i) x_j + q x_i (1 − x_j)`` puts ``p/2`` on ``i → j`` and ``n+j → n+i``
+    and ``q/2`` on ``j → i`` and ``n+i → n+j``; a non-submodular one
+    ``A + (C − A) x_i + (B − A) x_j + κ x_i x_j`` (``κ = A + D − B − C > 0``) puts
+    ``κ/2`` on ``n+j → i`` and ``n+i → j``. A unary ``c x_i`` puts ``c/2`` on the
+    terminal arcs of ``i`` and ``n + i``."""
+    n = len(l0)
+    T = len(e0)
+    for i in range(n):
+        tr[i] = U[i, l1[i]] - U[i, l0[i]]
+    for k in range(len(res)):
+        res[k] = 0.0
+    for k in range(T):
+        i = e0[k]
+        j = e1[k]
+        a0, a1, b0, b1 = l0[i], l1[i], l0[j], l1[j]
+        if a0 == a1 and b0 == b1:
+            continue
+        if k < m:
+            wk = w[k]
+            A = _potts(wk, a0, b0)
+            B = _potts(wk, a0, b1)
+            C = _potts(wk, a1, b0)
+            D = _potts(wk, a1, b1)
+        else:
+            t = k - m
+            A = tables[t, a0, b0]
+            B = tables[t, a0, b1]
+            C = tables[t, a1, b0]
+            D = tables[t, a1, b1]
+        lam = B + C - A - D
+        if lam >= 0.0 or slot[k] < 0:
+            if lam < 0.0:  # cannot happen for terms without a slot; stay safe
+                lam = 0.0
+            p = B - A
+            if p < 0.0:
+                p = 0.0
+            elif p > lam:
+                p = lam
+            q = lam - p
+            res[2 * k] = 0.5 * p
+            res[2 * k + 1] = 0.5 * q
+            res[2 * (T + k)] = 0.5 * q
+            res[2 * (T + k) + 1] = 0.5 * p
+            tr[i] += C - A - q
+            tr[j] += B - A - p
+        else:
+            s = 2 * T + 2 * slot[k]
+            res[2 * s] = -0.5 * lam
+            res[2 * (s + 1)] = -0.5 * lam
+            tr[i] += C - A
+            tr[j] += B - A
+    total = 0.0
+    for k in range(len(res)):
+        total += res[k]
+    for i in range(n):
+        c = 0.5 * tr[i]
+        tr[i] = c
+        tr[n + i] = -c
+        total += 2.0 * abs(c)
+    return total
+
+
 @njit(cache=True)
 def _fill_move(l0, l1, xcur, U, e0, e1, w, m, tables, res, tr):  # pragma: no cover - compiled
     """Capacities of one move's s–t graph, in place.

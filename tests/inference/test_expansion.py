@@ -18,7 +18,7 @@ from graphclust.inference import (
     mincut,
     solve,
 )
-from graphclust.inference.expansion import _fill_move
+from graphclust.inference.expansion import _fill_move, _fill_qpbo, _QPBOGraph
 from graphclust.inference.icm import _surrogate
 
 from .conftest import random_raw
@@ -331,6 +331,53 @@ def test_move_energy_bounds_true_energy(swap):
             assert move >= true - 1e-9 * (1 + abs(true))
             if np.array_equal(x, xcur) or n_trunc == 0:
                 assert move == pytest.approx(true, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("swap", [False, True], ids=["expansion", "swap"])
+def test_roof_dual_weak_persistency(swap):
+    """The nodes the roof-dual graph labels, written over any move labelling y, never
+    raise the move energy (what lets it improve on the truncated cut)."""
+    n_labelled = 0
+    for seed in range(40):
+        rng, E = _random_energy(seed, hard=seed % 2 == 0, tables=seed % 3 == 0)
+        F = _surrogate(E)
+        n, K = E.n_nodes, E.n_labels
+        z = rng.integers(K, size=n)
+        a, b = rng.choice(K, size=2, replace=False)
+        if swap:
+            inside = (z == a) | (z == b)
+            l0, l1 = np.where(inside, a, z), np.where(inside, b, z)
+        else:
+            l0, l1 = z.copy(), np.full(n, a)
+        e0 = np.concatenate([F.edges[:, 0], E.table_edges[:, 0]])
+        e1 = np.concatenate([F.edges[:, 1], E.table_edges[:, 1]])
+        w = F.weights
+        g = _QPBOGraph(n, e0, e1, np.concatenate([w < 0, np.ones(len(E.tables), bool)]))
+        args = (l0, l1, F.unary, e0, e1, w, np.ascontiguousarray(E.tables))
+        lo, hi = g.fuse(np.zeros(n, bool), *args), g.fuse(np.ones(n, bool), *args)
+        labelled = lo == hi
+        n_labelled += labelled.sum()
+        _fill_qpbo(*args[:6], len(w), args[6], g.slot, g.res, g.tr)  # the capacities again (the flow used them)
+        ge = np.concatenate([np.stack([e0, e1], 1), np.stack([e0 + n, e1 + n], 1)])
+        ns = np.flatnonzero(g.slot >= 0)
+        ge = np.concatenate([ge, np.stack([np.stack([e1[ns] + n, e0[ns]], 1),
+                                           np.stack([e0[ns] + n, e1[ns]], 1)], 1).reshape(-1, 2)])
+        base = None
+        for bits in itertools.product((False, True), repeat=n):
+            y = np.array(bits)
+            true = F.evaluate(np.where(y, l1, l0))
+            # a consistent cut (node i on the sink side iff y_i, its mirror opposite)
+            # costs the move energy up to one constant
+            sink = np.concatenate([y, ~y])
+            cut = np.where(sink, np.maximum(g.tr, 0), np.maximum(-g.tr, 0)).sum()
+            cut += g.res[0::2][~sink[ge[:, 0]] & sink[ge[:, 1]]].sum()
+            cut += g.res[1::2][sink[ge[:, 0]] & ~sink[ge[:, 1]]].sum()
+            base = true - cut if base is None else base
+            assert cut + base == pytest.approx(true, rel=1e-9, abs=1e-9)
+            fused = np.where(labelled, lo, y)
+            after = F.evaluate(np.where(fused, l1, l0))
+            assert after <= true + 1e-9 * (1 + abs(true)), f"seed {seed}"
+    assert n_labelled > 0
 
 
 # ---------------------------------------------------------------------- options and errors
