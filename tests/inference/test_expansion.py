@@ -239,6 +239,28 @@ def test_knn_graph_with_hard_cannot_links(engine):
     assert np.isfinite(default.energy)
 
 
+def test_superpixel_like_planar_graph():
+    """A region adjacency graph stand-in (Delaunay triangulation of random sites, weights
+    by shared-border length proxies): expansion reaches a single-node local minimum,
+    below ICM and BP, and swap is never above ICM."""
+    from scipy.spatial import Delaunay
+
+    rng = np.random.default_rng(3)
+    sites = rng.uniform(0, 1, (400, 2))
+    tri = Delaunay(sites).simplices
+    e = np.unique(np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]), axis=1), axis=0)
+    length = np.linalg.norm(sites[e[:, 0]] - sites[e[:, 1]], axis=1)
+    K = 4
+    truth = (sites[:, 0] > 0.5).astype(int) + 2 * (sites[:, 1] > 0.5)
+    U = rng.uniform(0, 1, (len(sites), K))
+    U[np.arange(len(sites)), truth] -= 0.6
+    E = Energy(U - U.min(), e, 0.05 / length)
+    res = alpha_expansion(E, tol=0.0)
+    assert res.converged and single_node_local_minimum(E, res.labels)
+    assert res.energy <= icm(E, random_state=0).energy and res.energy <= belief_propagation(E).energy + 1e-9
+    assert alpha_beta_swap(E).energy <= icm(E, random_state=0).energy
+
+
 # ---------------------------------------------------------------------- tables, label costs
 def test_metric_table_equals_potts():
     """A table holding a Potts metric gives the same result as the Potts term itself,
