@@ -352,15 +352,25 @@ def _cut_value(labels, edges, w, cap_s, cap_t):
 
 def _bk_cut(n, edges, w, cap_s, cap_t, eps):
     """Max flow on the s–t graph; returns (flow value, sink-side mask)."""
-    tail = np.stack([edges[:, 0], edges[:, 1]], 1).ravel().astype(np.int64)
-    head = np.stack([edges[:, 1], edges[:, 0]], 1).ravel().astype(np.int64)
+    head, adj_ptr, adj_arc = _bk_structure(n, edges)
     res = np.repeat(w, 2).astype(np.float64)  # arcs 2k and 2k+1 are each other's reverse
-    adj_arc = np.argsort(tail, kind="stable").astype(np.int64)
-    adj_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tail, minlength=n), out=adj_ptr[1:])
     tr = (cap_s - cap_t).astype(np.float64)  # > 0: residual from the source, < 0: to the sink
     value, tree = _bk_maxflow(n, head, res, adj_ptr, adj_arc, tr, eps)
     return value, tree == _SINK_TREE
+
+
+def _bk_structure(n, edges):
+    """The arc layout :func:`_bk_maxflow` reads, built once per graph: arc ``2k`` runs
+    ``edges[k, 0] -> edges[k, 1]`` and arc ``2k + 1`` back; returns ``(head, adj_ptr,
+    adj_arc)`` (the arcs leaving node ``i`` are ``adj_arc[adj_ptr[i]:adj_ptr[i + 1]]``).
+    Only the capacities change between the moves of α-expansion, so the graph-cut
+    engines build this once per run and refill ``res`` and ``tr`` for every move."""
+    tail = np.stack([edges[:, 0], edges[:, 1]], 1).ravel().astype(np.int64)
+    head = np.stack([edges[:, 1], edges[:, 0]], 1).ravel().astype(np.int64)
+    adj_arc = np.argsort(tail, kind="stable").astype(np.int64)
+    adj_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tail, minlength=n), out=adj_ptr[1:])
+    return head, adj_ptr, adj_arc
 
 
 _TERMINAL, _ORPHAN, _FREE = -1, -2, -3

@@ -1,0 +1,164 @@
+"""α-expansion (and αβ-swap) over graphclust's own max-flow against PyMaxflow, and on
+k-NN graphs against BP and ICM. Every energy is computed by ``Energy.evaluate``.
+
+Sections (peers in the same process, one thread each):
+
+1. Potts grids, 4-connected, K=4, built by ``bench_inference.potts_grid`` (noisy
+   piecewise-constant label image, unary = squared distance to the class means, one
+   Potts weight): the *hard* instance of ``bench_inference`` (noise 0.25, weight 0.1)
+   and an *easy* one (noise 0.1, weight 0.1: the unaries nearly decide). graphclust's
+   ``alpha_expansion`` against ``maxflow.fastmin.aexpansion_grid``. Targets: energy
+   <= PyMaxflow's, time <= 1.0x (moonshot 0.5x).
+2. k-NN graphs (where ``aexpansion_grid`` cannot run): Gaussian blobs, a 10-NN
+   Gaussian similarity graph as attractive Potts terms, unary = squared distance to the
+   class means (classes overlap: smoothing matters), with and without hard cannot-links
+   sampled from the true classes;
+   expansion vs swap vs BP vs ICM (energies and times).
+
+Timings are medians of ``--repeats`` runs, numba kernels compiled beforehand.
+
+    python benchmarks/bench_expansion.py [--side 1024] [--repeats 3] [--knn 20000] [--only grid|knn] [--quick]
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from graphclust.energy import Energy  # noqa: E402
+from graphclust.graphs import knn_matrix  # noqa: E402
+from graphclust.inference import alpha_beta_swap, alpha_expansion, belief_propagation, icm  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_inference import potts_grid  # noqa: E402
+
+#: name -> (noise, Potts weight) of the grid instances
+GRIDS = {"easy": (0.1, 0.1), "hard": (0.25, 0.1)}
+
+
+def timed(fn, repeats):
+    """Median wall time of ``repeats`` calls and the last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def warm_up():
+    E, *_ = potts_grid(8, 8, 3)
+    alpha_expansion(E, random_state=0)
+    alpha_beta_swap(E, random_state=0)
+    belief_propagation(E)
+    icm(E, random_state=0)
+
+
+# --------------------------------------------------------------------------- grids
+def bench_grid(side, K, repeats, with_swap):
+    import maxflow.fastmin
+
+    print(f"\n## 1. Potts grid {side}x{side}, K={K}, 4-connected: graphclust alpha_expansion vs "
+          f"PyMaxflow aexpansion_grid (median of {repeats} runs, one thread)")
+    print(f"{'instance':8s} {'method':34s} {'time s':>8s} {'energy':>14s} {'E/E_pmf':>10s} {'t/t_pmf':>8s} "
+          f"{'cycles':>6s} {'moves':>6s} {'acc':>6s}")
+    rows = []
+    for name, (noise, beta) in GRIDS.items():
+        start = time.perf_counter()
+        E, D, truth, beta = potts_grid(side, side, K, noise=noise, beta=beta)
+        build = time.perf_counter() - start
+        V = beta * (1.0 - np.eye(K))
+        t_pmf, L = timed(lambda: maxflow.fastmin.aexpansion_grid(D, V), repeats)
+        e_pmf = E.evaluate(L.ravel())
+        acc = lambda z: (z.reshape(truth.shape) == truth).mean()  # noqa: E731
+        print(f"{name:8s} {'PyMaxflow aexpansion_grid':34s} {t_pmf:8.3f} {e_pmf:14.4f} {1.0:10.6f} {1.0:8.2f} "
+              f"{'':>6s} {'':>6s} {acc(L.ravel()):6.3f}")
+        configs = [("alpha_expansion (default)", alpha_expansion, {}),
+                   ("alpha_expansion (order=random)", alpha_expansion, {"order": "random", "random_state": 0})]
+        if with_swap:
+            configs.append(("alpha_beta_swap (default)", alpha_beta_swap, {}))
+        for label, fn, kw in configs:
+            t, res = timed(lambda fn=fn, kw=kw: fn(E, **kw), repeats)
+            print(f"{name:8s} {label:34s} {t:8.3f} {res.energy:14.4f} {res.energy / e_pmf:10.6f} "
+                  f"{t / t_pmf:8.2f} {res.iterations:6d} {res.info['n_moves']:6d} {acc(res.labels):6.3f}")
+            rows.append((name, label, t / t_pmf, res.energy / e_pmf))
+        print(f"{'':8s} (building the Energy once: {build:.2f} s, not timed for either; unary argmin energy "
+              f"{E.evaluate(E.unary.argmin(1)):.4f})")
+    return rows
+
+
+# --------------------------------------------------------------------------- k-NN graphs
+def knn_energy(n, K, *, dim=5, n_neighbors=10, smoothness=1.0, spread=1.0, n_cannot=0, seed=0):
+    """Overlapping Gaussian blobs (class means drawn with standard deviation ``spread``,
+    unit noise) -> 10-NN Gaussian similarity graph as attractive Potts terms, unary =
+    squared distance to the class means (halved), optional hard cannot-links between
+    points of different classes."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, spread, (K, dim))
+    y = rng.integers(K, size=n)
+    X = centres[y] + rng.normal(0.0, 1.0, (n, dim))
+    W = knn_matrix(X, n_neighbors=n_neighbors).tocoo()
+    keep = W.row < W.col
+    edges = np.stack([W.row[keep], W.col[keep]], 1)
+    w = smoothness * W.data[keep]
+    U = 0.5 * ((X[:, None, :] - centres[None]) ** 2).sum(-1)
+    if n_cannot:
+        pairs = rng.integers(n, size=(4 * n_cannot, 2))
+        pairs = pairs[y[pairs[:, 0]] != y[pairs[:, 1]]][:n_cannot]
+        edges = np.concatenate([edges, pairs])
+        w = np.concatenate([w, np.full(len(pairs), -np.inf)])
+    return Energy(U, edges, w), y
+
+
+def bench_knn(n, K, repeats):
+    print(f"\n## 2. k-NN graph, {n} points in 5-D, K={K}, overlapping classes, 10-NN Gaussian similarities "
+          f"(median of {repeats} runs, one thread; PyMaxflow's aexpansion_grid needs a grid)")
+    print(f"{'instance':22s} {'method':30s} {'time s':>8s} {'energy':>14s} {'E/E_exp':>9s} {'viol':>5s} {'acc':>6s}")
+    for label, n_cannot in (("attractive", 0), (f"+{n // 10} hard cannot", n // 10)):
+        E, y = knn_energy(n, K, n_cannot=n_cannot)
+        res_exp = None
+        bp = belief_propagation(E)
+        for name, fn in (("alpha_expansion", lambda: alpha_expansion(E)),
+                         ("alpha_beta_swap", lambda: alpha_beta_swap(E)),
+                         ("BP (default)", lambda: belief_propagation(E)),
+                         ("ICM (sequential)", lambda: icm(E, random_state=0)),
+                         ("alpha_expansion from BP's labels", lambda: alpha_expansion(E, init=bp.labels))):
+            t, res = timed(fn, repeats)
+            res_exp = res_exp or res
+            ratio = res.energy / res_exp.energy if np.isfinite(res.energy) else np.inf
+            print(f"{label:22s} {name:30s} {t:8.3f} {res.energy:14.4f} {ratio:9.5f} "
+                  f"{E.violated_hard_terms(res.labels):5d} {(res.labels == y).mean():6.3f}")
+        print(f"{'':22s} ({E.n_edges} pair terms; unary argmin energy {E.evaluate(E.unary.argmin(1)):.4f}, "
+              f"{E.violated_hard_terms(E.unary.argmin(1))} hard terms violated)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--side", type=int, default=1024)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
+    parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
+    parser.add_argument("--only", choices=("grid", "knn"), help="run one section")
+    parser.add_argument("--quick", action="store_true", help="256x256 grids, 2000 points (a smoke run)")
+    args = parser.parse_args(argv)
+    side, n_knn = (256, 2000) if args.quick else (args.side, args.knn)
+    with threadpool_limits(1):
+        warm_up()
+        rows = bench_grid(side, 4, args.repeats, not args.no_swap) if args.only != "knn" else []
+        if args.only != "grid":
+            bench_knn(n_knn, 5, args.repeats)
+    if rows:
+        print("\nsummary (time and energy relative to PyMaxflow):")
+    for name, label, t_ratio, e_ratio in rows:  # empty without the grid section
+        print(f"  {name:5s} {label:34s} time {t_ratio:.2f}x, energy {e_ratio:.6f}x")
+
+
+if __name__ == "__main__":
+    main()

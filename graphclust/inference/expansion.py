@@ -1,0 +1,589 @@
+"""Graph-cut move engines: α-expansion and αβ-swap (Boykov, Veksler & Zabih 2001).
+
+Both engines lower the energy by a sequence of *moves*, each the exact or bounded
+minimum of a binary sub-problem solved by one s–t minimum cut with the project's own
+Boykov–Kolmogorov max-flow (:func:`graphclust.inference.exact._bk_maxflow`):
+
+* an **α-expansion** move lets every node either keep its label or take label α;
+* an **αβ-swap** move lets every node labelled α or β take either of the two, the
+  others keep theirs.
+
+They work on any graph an :class:`~graphclust.energy.Energy` holds (2-D and 3-D grids,
+k-NN graphs, superpixel graphs): the arc layout of the flow graph is built once per run
+from the energy's pair terms and only the capacities are refilled for every move, by a
+compiled kernel that reads each term once.
+
+A move is written as a binary energy over ``x_i ∈ {0, 1}`` where ``x_i = 0`` gives node
+``i`` its candidate label ``l0_i`` and ``x_i = 1`` the label ``l1_i``; a pair term
+becomes a 2×2 table ``(A, B, C, D) = (θ(l0_i, l0_j), θ(l0_i, l1_j), θ(l1_i, l0_j),
+θ(l1_i, l1_j))``. When ``A + D ≤ B + C`` (attractive Potts terms, must-links, metric
+tables under expansion) the table is submodular and the cut is exact. Otherwise
+(cannot-links, repulsive Potts, non-metric tables) it is *truncated* (Rother et al.
+2005): ``B`` or ``C`` — never the entry of the current labelling — is raised until the
+table is submodular. The truncated move energy is then an upper bound of the true one
+that equals it at the current labelling, so its minimum never costs more than where the
+move started. Such a move then also solves the move's roof dual (QPBO, on a doubled
+graph): the nodes it labels overwrite the truncated cut's answer, which by weak
+persistency never costs more, and frees the nodes the truncation froze.
+"""
+
+import time
+
+import numpy as np
+from numba import njit
+
+from .._utils import check_float, check_int, check_random_state, progress_bar
+from ..errors import InvalidParameterError
+from .base import InferenceResult, register_engine
+from .exact import _SINK_TREE, _bk_maxflow, _bk_structure
+from .icm import _initial_labels, _surrogate
+
+__all__ = ["alpha_expansion", "alpha_beta_swap"]
+
+#: a move is kept only when it lowers the energy by more than this, relative
+REL_TOL = 1e-12
+_NON_METRIC = ("swap", "raise")
+
+
+@register_engine("expansion")
+def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7, non_metric="swap",
+                    random_state=None, callback=None, progress=False):
+    """Minimise an energy with α-expansion moves solved by minimum cuts.
+
+    Every cycle visits the labels once; for label α one minimum cut finds the best
+    labelling in which each node keeps its label or switches to α. A move is kept only
+    when the labelling it proposes has a strictly lower energy (re-scored with
+    :meth:`Energy.evaluate`, see Notes), so the energy never increases. The run stops
+    when no label can improve the labelling any more (``converged=True``), when a
+    cycle gains less than ``tol`` relative, or after ``max_iter`` cycles.
+
+    Parameters
+    ----------
+    energy : Energy
+        Unaries, signed Potts terms (``±inf`` hard), optional label costs and pair
+        tables on any graph.
+    init : array-like of int, shape (n_nodes,) or None, default=None
+        Starting labelling. ``None`` starts from the unary argmin (ties to the lowest
+        label).
+    order : {"fixed", "random"}, default="fixed"
+        Label order of each cycle: ``0..n_labels-1`` (the classic schedule,
+        deterministic), or a new permutation drawn from ``random_state`` every cycle.
+        Neither is better in general; on the 1024² grid of
+        ``docs/benchmarks/expansion.md`` the fixed order needed fewer cycles.
+    max_iter : int, default=100
+        Maximum number of cycles over the labels.
+    tol : float, default=1e-7
+        Stop when a cycle lowers the energy by at most ``tol · |E|`` (scale-free);
+        ``0`` runs until no move improves (a local minimum under expansion moves).
+    non_metric : {"swap", "raise"}, default="swap"
+        What to do when a pair table is not a metric, i.e. breaks
+        ``T[α, α] + T[β, γ] ≤ T[β, α] + T[α, γ]`` for some labels (then expansion moves
+        are not submodular on it): run αβ-swap moves instead (``info["moves"]`` says
+        so) or raise :class:`~graphclust.errors.InvalidParameterError` naming the first
+        such table edge. Signed Potts terms never need this: cannot-links are truncated
+        (Notes).
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds the label orders (``order="random"`` only).
+    callback : callable or None, default=None
+        ``callback(cycle, labels, energy_value)`` after every cycle; returning ``True``
+        stops the run.
+    progress : bool, default=False
+        Show a tqdm bar over the cycles.
+
+    Returns
+    -------
+    InferenceResult
+        ``energy`` is ``energy.evaluate(labels)``; ``history`` the energy after every
+        cycle; ``iterations`` the number of cycles; ``converged`` whether the run ended
+        at a labelling no move improves or below ``tol``; ``lower_bound`` is None.
+        ``info`` holds ``moves`` (``"expansion"`` or ``"swap"``), ``n_moves`` (cuts
+        solved), ``n_accepted``, ``n_truncated`` (non-submodular pair terms truncated,
+        summed over the moves), ``move_history`` (the energy after every move, on the
+        finite surrogate when hard terms are present; never increasing) and
+        ``violated_hard_terms``.
+
+    Raises
+    ------
+    InvalidParameterError
+        A bad ``init``, ``order``, ``max_iter``, ``tol`` or ``non_metric``, or a
+        non-metric table with ``non_metric="raise"`` (the message names its edge).
+
+    See Also
+    --------
+    alpha_beta_swap : the swap moves, for semi-metric tables.
+    graphclust.inference.belief_propagation : message passing on the same energy.
+    graphclust.inference.mincut : the exact minimum for two labels.
+
+    Notes
+    -----
+    **Guarantees.** Every move is checked with the energy itself and kept only when it
+    lowers it, so the energy never increases, from any ``init``:
+
+    * attractive Potts terms with per-edge weights, hard must-links and metric tables
+      give submodular moves solved exactly; at convergence (``tol=0``) the result is
+      within the classic factor of the optimum, for Potts
+      ``E(x̂) ≤ E_unary(x*) + 2·E_pair(x*) ≤ 2·E(x*)`` when unaries are ≥ 0;
+    * repulsive terms (cannot-links) are truncated: of the two entries where exactly
+      one end moves to α, the one where the end that gains less from α moves is raised
+      until the term is submodular. The truncated move energy bounds the true one from
+      above and equals it at the current labelling, so the move never costs more than
+      staying put. A truncated move freezes one end of such a pair, so it is followed
+      by the roof dual (QPBO) of the exact move energy, whose labelled nodes replace the
+      truncated answer there; weak persistency makes that never worse. Neither finds
+      the best move in general (that is NP-hard with repulsive terms), but a labelling
+      that satisfies every hard cannot-link keeps satisfying them;
+    * hard (``±inf``) terms are replaced by :meth:`Energy.hard_penalty`, larger than any
+      difference the finite terms can make, so from a labelling that violates hard terms
+      the moves reduce the violations first, and from one that satisfies them every
+      accepted move keeps them satisfied (checked again on the true energy);
+    * label costs are not part of the cut: a move that starts using a label or empties
+      one is kept only when the full energy, label costs included, decreases.
+
+    With two labels the one swap move between them is the whole binary problem, so it
+    is used instead of the two expansion moves: on a binary attractive energy the
+    result is the exact minimum, as :func:`~graphclust.inference.mincut` gives.
+
+    **Cost.** One move costs one pass over the terms to fill the capacities plus one
+    max-flow (two, the second on a graph twice the size, when a term was truncated);
+    a cycle costs ``n_labels`` moves. Nodes already labelled α carry no arc
+    capacity in the α move. The re-scoring costs ``O(n_nodes + n_edges)`` per move
+    that changes a label.
+
+    References
+    ----------
+    Y. Boykov, O. Veksler, R. Zabih, "Fast approximate energy minimization via graph
+    cuts", IEEE TPAMI 23(11), 2001. doi:10.1109/34.969114
+
+    V. Kolmogorov, R. Zabih, "What energy functions can be minimized via graph cuts?",
+    IEEE TPAMI 26(2), 2004. doi:10.1109/TPAMI.2004.1262177
+
+    C. Rother, S. Kumar, V. Kolmogorov, A. Blake, "Digital tapestry", CVPR 2005.
+    doi:10.1109/CVPR.2005.130
+
+    V. Kolmogorov, C. Rother, "Minimizing nonsubmodular functions with graph cuts — a
+    review", IEEE TPAMI 29(7), 2007. doi:10.1109/TPAMI.2007.1031
+
+    Examples
+    --------
+    Four nodes on a path, three labels, and a hard cannot-link between the ends. The
+    unary argmin ``[0, 1, 1, 0]`` breaks the cannot-link; the moves repair it and reach
+    the optimum:
+
+    >>> import numpy as np
+    >>> from graphclust.energy import Energy
+    >>> U = [[0.0, 3.0, 3.0], [0.5, 0.0, 3.0], [3.0, 0.0, 0.5], [0.0, 0.5, 0.0]]
+    >>> E = Energy(U, edges=[(0, 1), (1, 2), (2, 3), (0, 3)], weights=[1.0, 1.0, 1.0, -np.inf])
+    >>> E.evaluate(E.unary.argmin(axis=1))
+    inf
+    >>> result = alpha_expansion(E, random_state=0)
+    >>> result.labels, result.energy, result.converged
+    (array([0, 1, 1, 1]), 1.5, True)
+    """
+    if non_metric not in _NON_METRIC:
+        raise InvalidParameterError(f"non_metric must be 'swap' or 'raise', got {non_metric!r}")
+    moves = "swap" if energy.n_labels == 2 else "expansion"
+    if moves == "expansion" and len(energy.tables):
+        bad = _first_non_metric(energy.tables)
+        if bad is not None:
+            if non_metric == "raise":
+                t, a, b, c = bad
+                T = energy.tables[t]
+                raise InvalidParameterError(
+                    f"pair table on edge {tuple(energy.table_edges[t].tolist())} is not a metric: "
+                    f"T[{a}, {a}] + T[{b}, {c}] = {T[a, a] + T[b, c]:g} > T[{b}, {a}] + T[{a}, {c}] = "
+                    f"{T[b, a] + T[a, c]:g}, so the expansion move on label {a} is not submodular there; "
+                    "use non_metric='swap' or method='swap'"
+                )
+            moves = "swap"
+    return _run(energy, moves, init=init, order=order, max_iter=max_iter, tol=tol, random_state=random_state,
+                callback=callback, progress=progress)
+
+
+@register_engine("swap")
+def alpha_beta_swap(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7, random_state=None,
+                    callback=None, progress=False):
+    """Minimise an energy with αβ-swap moves solved by minimum cuts.
+
+    Every cycle visits each pair of labels ``α < β`` once; one minimum cut finds the
+    best relabelling of the nodes labelled α or β among those two labels, the other
+    nodes keep theirs. As for :func:`alpha_expansion`, a move is kept only when the
+    re-scored energy strictly decreases, and the options, stopping rule and result are
+    the same.
+
+    Parameters
+    ----------
+    energy : Energy
+    init : array-like of int, shape (n_nodes,) or None, default=None
+    order : {"fixed", "random"}, default="fixed"
+        Order of the label pairs in each cycle: ``(0, 1), (0, 2), …`` or a new random
+        permutation every cycle.
+    max_iter : int, default=100
+        Maximum number of cycles over the ``n_labels·(n_labels−1)/2`` pairs.
+    tol : float, default=1e-7
+        Stop when a cycle lowers the energy by at most ``tol · |E|``.
+    random_state : int, numpy.random.Generator or None, default=None
+    callback : callable or None, default=None
+        ``callback(cycle, labels, energy_value)``; returning ``True`` stops the run.
+    progress : bool, default=False
+
+    Returns
+    -------
+    InferenceResult
+        As for :func:`alpha_expansion` (``info["moves"] == "swap"``).
+
+    Raises
+    ------
+    InvalidParameterError
+        A bad ``init``, ``order``, ``max_iter`` or ``tol``.
+
+    See Also
+    --------
+    alpha_expansion : usually better and faster on metric energies.
+
+    Notes
+    -----
+    A swap move is submodular when every pair term is a *semi-metric* on the two
+    labels, ``T[α, α] + T[β, β] ≤ T[α, β] + T[β, α]``: attractive Potts terms and
+    must-links always are. Repulsive terms (cannot-links) and other tables are
+    truncated, then the roof dual applied, as described in :func:`alpha_expansion`,
+    which keeps every move from
+    increasing the energy and hard cannot-links satisfied once they are. With two
+    labels one swap move is the whole problem: exact on binary attractive energies.
+
+    References
+    ----------
+    Y. Boykov, O. Veksler, R. Zabih, "Fast approximate energy minimization via graph
+    cuts", IEEE TPAMI 23(11), 2001. doi:10.1109/34.969114
+
+    Examples
+    --------
+    >>> from graphclust.energy import Energy
+    >>> E = Energy([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]], edges=[(0, 1), (1, 2)], weights=[0.8, 0.8])
+    >>> result = alpha_beta_swap(E, random_state=0)
+    >>> result.labels, result.energy
+    (array([0, 0, 0]), 1.0)
+    """
+    return _run(energy, "swap", init=init, order=order, max_iter=max_iter, tol=tol, random_state=random_state,
+                callback=callback, progress=progress)
+
+
+# --------------------------------------------------------------------------- the run
+def _run(energy, moves, *, init, order, max_iter, tol, random_state, callback, progress):
+    t0 = time.perf_counter()
+    if order not in ("random", "fixed"):
+        raise InvalidParameterError(f"order must be 'random' or 'fixed', got {order!r}")
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_float(tol, "tol", low=0.0)
+    rng = check_random_state(random_state)
+    n, K = energy.n_nodes, energy.n_labels
+    z = _initial_labels(energy, init).copy()
+
+    # the finite surrogate the moves descend (the energy itself without hard terms)
+    hard = energy.has_hard_terms
+    F = _surrogate(energy) if hard else energy
+    U = np.ascontiguousarray(F.unary)
+    e0 = np.concatenate([F.edges[:, 0], energy.table_edges[:, 0]]).astype(np.int64)
+    e1 = np.concatenate([F.edges[:, 1], energy.table_edges[:, 1]]).astype(np.int64)
+    w = np.ascontiguousarray(F.weights, dtype=np.float64)
+    tables = np.ascontiguousarray(energy.tables, dtype=np.float64)
+    head, adj_ptr, adj_arc = _bk_structure(n, np.stack([e0, e1], axis=1))
+    res = np.zeros(2 * len(e0))
+    tr = np.zeros(n)
+    # terms that can be non-submodular (repulsive Potts, tables) get the roof-dual graph
+    maybe_ns = np.concatenate([w < 0, np.ones(len(tables), dtype=bool)])
+    qpbo = _QPBOGraph(n, e0, e1, maybe_ns) if maybe_ns.any() else None
+    l0 = np.empty(n, np.int64)
+    l1 = np.empty(n, np.int64)
+    xcur = np.zeros(n, np.int8)
+    if moves == "expansion":
+        steps = [(a, -1) for a in range(K)]
+    else:
+        steps = [(a, b) for a in range(K) for b in range(a + 1, K)]
+
+    f_cur = F.evaluate(z)
+    stale = np.zeros(len(steps), dtype=bool)  # this move found nothing since the last change
+    history, move_history = [], []
+    n_moves = n_accepted = n_truncated = 0
+    converged = False
+    bar = progress_bar(progress, max_iter, moves, leave=False)
+    it = 0
+    try:
+        for it in range(1, max_iter + 1):
+            f_start = f_cur
+            seq = rng.permutation(len(steps)) if order == "random" else range(len(steps))
+            for s in seq:
+                if stale[s]:
+                    continue
+                a, b = steps[s]
+                if b < 0:
+                    l0[:] = z
+                    l1.fill(a)
+                else:
+                    inside = (z == a) | (z == b)
+                    np.copyto(l0, np.where(inside, a, z))
+                    np.copyto(l1, np.where(inside, b, z))
+                    np.copyto(xcur, z == b)  # the current labelling of a swap is not all-zeros
+                const, total, n_trunc = _fill_move(l0, l1, xcur, U, e0, e1, w, len(w), tables, res, tr)
+                _, tree = _bk_maxflow(n, head, res, adj_ptr, adj_arc, tr, 1e-14 * total)
+                n_moves += 1
+                n_truncated += n_trunc
+                stale[s] = True
+                x = tree == _SINK_TREE
+                if n_trunc and qpbo is not None:
+                    # the nodes the roof dual labels replace the truncated cut's choice
+                    # there; weak persistency: never worse than the truncated cut alone
+                    x = qpbo.fuse(x, l0, l1, U, e0, e1, w, tables)
+                new = np.where(x, l1, l0)
+                if np.array_equal(new, z):
+                    move_history.append(f_cur)
+                    continue
+                f_new = F.evaluate(new)
+                # keep only strict improvements; with hard terms also refuse to break one
+                ok = f_new < f_cur - REL_TOL * (1.0 + abs(f_cur))
+                if ok and hard and energy.violated_hard_terms(new) > energy.violated_hard_terms(z):
+                    ok = False
+                if ok:
+                    z, f_cur = new, f_new
+                    n_accepted += 1
+                    stale[:] = False
+                    # an exact move is optimal for its labels until another move changes
+                    # something (rerunning truncated ones gained nothing on the k-NN benchmark)
+                    stale[s] = True
+                move_history.append(f_cur)
+            value = energy.evaluate(z) if hard else f_cur
+            history.append(value)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(energy=value, refresh=False)
+            if stale.all() or f_start - f_cur <= tol * abs(f_start):
+                converged = True
+            if callback is not None and callback(it, z.copy(), value):
+                break
+            if converged:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    if it == 0:  # max_iter >= 1, so only reached with no labels to move
+        converged = True
+    info = {"moves": moves, "n_moves": n_moves, "n_accepted": n_accepted, "n_truncated": n_truncated,
+            "move_history": move_history, "violated_hard_terms": energy.violated_hard_terms(z)}
+    return InferenceResult(labels=z, energy=energy.evaluate(z), lower_bound=None, iterations=len(history),
+                           converged=converged, seconds=time.perf_counter() - t0, history=history, info=info)
+
+
+def _first_non_metric(tables):
+    """``(table, α, β, γ)`` of the first table breaking the expansion condition
+    ``T[α, α] + T[β, γ] ≤ T[β, α] + T[α, γ]``, or None."""
+    K = tables.shape[1]
+    diag = tables[:, np.arange(K), np.arange(K)]  # (t, K): T[α, α]
+    # lhs[t, α, β, γ] = T[α, α] + T[β, γ], rhs = T[β, α] + T[α, γ]
+    lhs = diag[:, :, None, None] + tables[:, None, :, :]
+    rhs = np.transpose(tables, (0, 2, 1))[:, :, :, None] + tables[:, :, None, :]
+    scale = np.abs(tables).max(axis=(1, 2))[:, None, None, None]
+    bad = lhs > rhs + 1e-12 * (1.0 + scale)
+    if not bad.any():
+        return None
+    return tuple(int(v) for v in np.argwhere(bad)[0])
+
+
+class _QPBOGraph:
+    """The roof-dual (QPBO) graph of a move: node ``i`` stands for ``x_i`` and node
+    ``n + i`` for ``1 − x_i``; every term puts half its capacity on two mirrored arcs.
+    Its arc layout is built once per run: two arc pairs per term, two more for the terms
+    that can be non-submodular (``maybe_ns``).
+
+    A maximum flow labels node ``i`` when ``i`` and ``n + i`` fall on opposite sides of
+    the cut from the source; the other nodes stay unlabelled. Weak persistency (Hammer,
+    Hansen & Simeone 1984; Kolmogorov & Rother 2007): overwriting any labelling ``y``
+    with the labelled nodes never raises the move energy. Used only on moves whose
+    truncation changed a term, with ``y`` the truncated cut's answer.
+    """
+
+    def __init__(self, n, e0, e1, maybe_ns):
+        T = len(e0)
+        self.n = n
+        self.slot = np.full(T, -1, np.int64)
+        ns = np.flatnonzero(maybe_ns)
+        self.slot[ns] = np.arange(len(ns))
+        # pairs: (i, j) | (n+i, n+j) | per non-submodular slot: (n+j, i), (n+i, j)
+        extra = np.stack([np.stack([e1[ns] + n, e0[ns]], 1), np.stack([e0[ns] + n, e1[ns]], 1)], 1).reshape(-1, 2)
+        edges = np.concatenate([np.stack([e0, e1], 1), np.stack([e0 + n, e1 + n], 1), extra])
+        self.head, self.adj_ptr, self.adj_arc = _bk_structure(2 * n, edges)
+        self.res = np.zeros(2 * len(edges))
+        self.tr = np.zeros(2 * n)
+
+    def fuse(self, x, l0, l1, U, e0, e1, w, tables):
+        total = _fill_qpbo(l0, l1, U, e0, e1, w, len(w), tables, self.slot, self.res, self.tr)
+        _, tree = _bk_maxflow(2 * self.n, self.head, self.res, self.adj_ptr, self.adj_arc, self.tr, 1e-14 * total)
+        src = tree == 1  # reachable from the source
+        pos, neg = src[: self.n], src[self.n:]
+        labelled = pos != neg
+        return np.where(labelled, neg, x)  # x_i = 1 when i is cut off and its mirror is not
+
+
+# --------------------------------------------------------------------------- kernels
+@njit(cache=True)
+def _fill_qpbo(l0, l1, U, e0, e1, w, m, tables, slot, res, tr):  # pragma: no cover - compiled
+    """Capacities of a move's roof-dual graph (see :class:`_QPBOGraph`), in place;
+    returns the sum of all capacities. A submodular term ``A + u_i x_i + u_j x_j +
+    p (1 − x_i) x_j + q x_i (1 − x_j)`` puts ``p/2`` on ``i → j`` and ``n+j → n+i``
+    and ``q/2`` on ``j → i`` and ``n+i → n+j``; a non-submodular one
+    ``A + (C − A) x_i + (B − A) x_j + κ x_i x_j`` (``κ = A + D − B − C > 0``) puts
+    ``κ/2`` on ``n+j → i`` and ``n+i → j``. A unary ``c x_i`` puts ``c/2`` on the
+    terminal arcs of ``i`` and ``n + i``."""
+    n = len(l0)
+    T = len(e0)
+    for i in range(n):
+        tr[i] = U[i, l1[i]] - U[i, l0[i]]
+    for k in range(len(res)):
+        res[k] = 0.0
+    for k in range(T):
+        i = e0[k]
+        j = e1[k]
+        a0, a1, b0, b1 = l0[i], l1[i], l0[j], l1[j]
+        if a0 == a1 and b0 == b1:
+            continue
+        if k < m:
+            wk = w[k]
+            A = _potts(wk, a0, b0)
+            B = _potts(wk, a0, b1)
+            C = _potts(wk, a1, b0)
+            D = _potts(wk, a1, b1)
+        else:
+            t = k - m
+            A = tables[t, a0, b0]
+            B = tables[t, a0, b1]
+            C = tables[t, a1, b0]
+            D = tables[t, a1, b1]
+        lam = B + C - A - D
+        if lam >= 0.0 or slot[k] < 0:
+            if lam < 0.0:  # cannot happen for terms without a slot; stay safe
+                lam = 0.0
+            p = B - A
+            if p < 0.0:
+                p = 0.0
+            elif p > lam:
+                p = lam
+            q = lam - p
+            res[2 * k] = 0.5 * p
+            res[2 * k + 1] = 0.5 * q
+            res[2 * (T + k)] = 0.5 * q
+            res[2 * (T + k) + 1] = 0.5 * p
+            tr[i] += C - A - q
+            tr[j] += B - A - p
+        else:
+            s = 2 * T + 2 * slot[k]
+            res[2 * s] = -0.5 * lam
+            res[2 * (s + 1)] = -0.5 * lam
+            tr[i] += C - A
+            tr[j] += B - A
+    total = 0.0
+    for k in range(len(res)):
+        total += res[k]
+    for i in range(n):
+        c = 0.5 * tr[i]
+        tr[i] = c
+        tr[n + i] = -c
+        total += 2.0 * abs(c)
+    return total
+
+
+@njit(cache=True)
+def _fill_move(l0, l1, xcur, U, e0, e1, w, m, tables, res, tr):  # pragma: no cover - compiled
+    """Capacities of one move's s–t graph, in place.
+
+    Node ``i`` takes ``l0[i]`` on the source side (``x_i = 0``) and ``l1[i]`` on the
+    sink side; ``xcur`` is the current labelling's side. Terms ``k < m`` are Potts
+    terms of weight ``w[k]`` on ``(e0[k], e1[k])``, terms ``k ≥ m`` the tables
+    ``tables[k − m]``. Each term's 2×2 table ``(A, B, C, D)`` over ``(x_i, x_j) =
+    (0,0), (0,1), (1,0), (1,1)`` is truncated if needed and split as
+    ``A + u_i x_i + u_j x_j + p (1 − x_i) x_j + q x_i (1 − x_j)``: ``p`` on arc ``2k``
+    (``i → j``), ``q`` on arc ``2k + 1``, ``u`` into the terminal residuals ``tr``.
+
+    Returns ``(const, total, n_truncated)``: the move energy of ``x`` is
+    ``const + cut(x)``, ``total`` the sum of all capacities (the flow's tolerance scale).
+    """
+    n = len(l0)
+    const = 0.0
+    n_trunc = 0
+    for i in range(n):
+        d0 = U[i, l0[i]]
+        const += d0
+        tr[i] = U[i, l1[i]] - d0
+    for k in range(len(e0)):
+        i = e0[k]
+        j = e1[k]
+        a0, a1, b0, b1 = l0[i], l1[i], l0[j], l1[j]
+        if a0 == a1 and b0 == b1:  # neither end can move: a constant
+            if k < m:
+                const += _potts(w[k], a0, b0)
+            else:
+                const += tables[k - m, a0, b0]
+            res[2 * k] = 0.0
+            res[2 * k + 1] = 0.0
+            continue
+        if k < m:
+            wk = w[k]
+            A = _potts(wk, a0, b0)
+            B = _potts(wk, a0, b1)
+            C = _potts(wk, a1, b0)
+            D = _potts(wk, a1, b1)
+        else:
+            t = k - m
+            A = tables[t, a0, b0]
+            B = tables[t, a0, b1]
+            C = tables[t, a1, b0]
+            D = tables[t, a1, b1]
+        lam = B + C - A - D
+        if lam < 0.0:
+            # truncation: raise B or C, never the current entry, so the move energy
+            # stays >= the true one and equal to it at the current labelling
+            n_trunc += 1
+            xi, xj = xcur[i], xcur[j]
+            if xi == 0 and xj == 1:
+                C -= lam
+            elif xi == 1 and xj == 0:
+                B -= lam
+            else:
+                # keep cheap the entry where the end that loses less by flipping flips
+                fi = U[i, a1] - U[i, a0]
+                fj = U[j, b1] - U[j, b0]
+                if xi == 1:
+                    fi, fj = -fi, -fj
+                # (0,0): C flips i alone, B flips j alone; (1,1): the other way round
+                if (fi <= fj) == (xi == 0):
+                    B -= lam
+                else:
+                    C -= lam
+            lam = 0.0
+        p = B - A
+        if p < 0.0:
+            p = 0.0
+        elif p > lam:
+            p = lam
+        q = lam - p
+        res[2 * k] = p
+        res[2 * k + 1] = q
+        tr[i] += C - A - q
+        tr[j] += B - A - p
+        const += A
+    total = 0.0
+    for k in range(len(res)):
+        total += res[k]
+    for i in range(n):
+        t = tr[i]
+        if t < 0.0:
+            const += t
+            total -= t
+        else:
+            total += t
+    return const, total, n_trunc
+
+
+@njit(cache=True, inline="always")
+def _potts(w, a, b):  # pragma: no cover - compiled
+    """The signed Potts term of weight ``w`` between labels ``a`` and ``b``."""
+    if w > 0.0:
+        return w if a != b else 0.0
+    return -w if a == b else 0.0
