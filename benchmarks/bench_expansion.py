@@ -22,7 +22,6 @@ Timings are medians of ``--repeats`` runs, numba kernels compiled beforehand.
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -37,20 +36,11 @@ from graphclust.graphs import knn_matrix  # noqa: E402
 from graphclust.inference import alpha_beta_swap, alpha_expansion, belief_propagation, icm  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_inference import potts_grid  # noqa: E402
+from bench_inference import potts_grid, timed  # noqa: E402
 
 #: name -> (noise, Potts weight) of the grid instances
 GRIDS = {"easy": (0.1, 0.1), "hard": (0.25, 0.1)}
 
-
-def timed(fn, repeats):
-    """Median wall time of ``repeats`` calls and the last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
 
 
 def warm_up():

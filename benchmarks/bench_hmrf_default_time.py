@@ -16,9 +16,7 @@ Figures: ``docs/benchmarks/noisy_defaults.md``.
 
 import argparse
 import os
-import statistics
 import sys
-import time
 import warnings
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
@@ -31,21 +29,13 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import graphclust as gc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_inference import timed  # noqa: E402
 from bench_noisy_defaults import emit  # noqa: E402
 from bench_sideinfo_uci import load_peers  # noqa: E402
 
 N_PAIRS = 600
 #: the issue's targets
 TIME_RATIO = 1 / 20
-
-
-def timed(fit, repeats):
-    out, times = None, []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fit()
-        times.append(time.perf_counter() - t0)
-    return out, statistics.median(times)
 
 
 def run(runs, repeats, log):
@@ -70,8 +60,8 @@ def run(runs, repeats, log):
 
         if s == 0:
             ours()  # compile
-        labels, t_ours = timed(ours, repeats)
-        plabels, t_peer = timed(peer, repeats)
+        t_ours, labels = timed(ours, repeats)
+        t_peer, plabels = timed(peer, repeats)
         row = {"seed": s, "nmi": gc.nmi(y, labels), "seconds": t_ours,
                "peer_nmi": gc.nmi(y, plabels), "peer_seconds": t_peer}
         log(f"seed {s}: HMRF NMI {row['nmi']:.3f} in {t_ours:.3f} s; PCKMeans NMI {row['peer_nmi']:.3f} "

@@ -26,9 +26,7 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
     os.environ.setdefault(_var, "1")  # one thread, before numpy/numba load
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -36,7 +34,7 @@ import graphclust as gc  # noqa: E402
 from graphclust.inference import belief_propagation, icm, mincut, trws  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_inference import potts_grid  # noqa: E402
+from bench_inference import potts_grid, timed  # noqa: E402
 
 
 # --------------------------------------------------------------------------- instances
@@ -66,14 +64,6 @@ def horse_energy(lam, sigma=0.6, seed=0):
                             np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
     return gc.Energy(U, edges, np.full(len(edges), float(lam)))
 
-
-def timed(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
 
 
 def warm_up():
