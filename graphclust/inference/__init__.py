@@ -18,6 +18,7 @@ from .trws import trws
 
 __all__ = [
     "solve",
+    "default_engine",
     "InferenceResult",
     "ENGINES",
     "register_engine",
@@ -35,7 +36,22 @@ __all__ = [
 
 
 
-def solve(energy, method="icm", **options):
+def default_engine(energy):
+    """The engine ``solve(energy)`` uses: the exact minimum cut for two labels with
+    attractive Potts terms; α-expansion for more labels with attractive Potts terms
+    (within a factor 2 of the optimum, and below BP's and ICM's energies on the
+    benchmarks); loopy BP when there are repulsive terms (cannot-links) or pair tables,
+    where it reached lower energies than expansion's truncated moves
+    (``docs/benchmarks/expansion.md``); ICM when the energy has label costs, which only
+    ICM handles move by move."""
+    if energy.label_costs is not None:
+        return "icm"
+    if len(energy.tables) or (energy.weights < 0).any():
+        return "bp"
+    return "mincut" if energy.n_labels == 2 else "expansion"
+
+
+def solve(energy, method="auto", **options):
     """Minimise ``energy`` with the engine registered as ``method``.
 
     The engine's declared capabilities are checked first, so a bad pairing (say the
@@ -45,9 +61,11 @@ def solve(energy, method="icm", **options):
     Parameters
     ----------
     energy : Energy
-    method : str, default="icm"
+    method : str, default="auto"
         A key of :data:`ENGINES`: ``"icm"``, ``"icm-colour"``, ``"bp"``, ``"trws"``, ``"lp"``,
-        ``"exact"``, ``"mincut"``, ``"brute-force"``, ...
+        ``"exact"``, ``"mincut"``, ``"expansion"``, ``"swap"``, ``"brute-force"``, ...;
+        ``"auto"`` picks by :func:`default_engine` and records the pick in
+        ``info["engine"]``.
     **options
         Passed to the engine (``init``, ``random_state``, ``callback``, ``progress``
         and the engine's own options).
@@ -77,6 +95,11 @@ def solve(energy, method="icm", **options):
     """
     if not isinstance(energy, Energy):
         raise InvalidParameterError(f"solve() needs an Energy, got {type(energy).__name__}")
+    if method == "auto":
+        method = default_engine(energy)
+        result = solve(energy, method, **options)
+        result.info["engine"] = method
+        return result
     if method not in ENGINES:
         raise InvalidParameterError(f"unknown method {method!r}; available: {', '.join(sorted(ENGINES))}")
     func, caps = ENGINES[method]
