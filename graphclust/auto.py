@@ -117,6 +117,15 @@ class AutoCluster(ClusteringEstimator):
         result = ClusteringResult(objective=inner.result_.objective, history=list(inner.result_.history), info=info)
         return inner.labels_, result
 
+    def predict(self, X):
+        """Cluster labels of new points by the chosen estimator (HMRF or RDP-means
+        place them by their centres); a graph method (COSC) has no predict and says
+        so."""
+        from .base import check_is_fitted
+
+        check_is_fitted(self)
+        return self.estimator_.predict(X)
+
     # ------------------------------------------------------------------ rules
     @staticmethod
     def _better_of_hmrf_and_rdpmeans(problem, hmrf, k, rng):

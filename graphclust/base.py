@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ._params import Parametrized
-from .errors import NotFittedError
+from .errors import InvalidFeaturesError, InvalidParameterError, NotFittedError
 
 __all__ = [
     "ClusteringEstimator",
@@ -107,6 +107,9 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
 
             result.violations = violations(problem, labels)
         self.labels_ = canonical_labels(labels)
+        # which canonical label each of the method's own cluster ids became (for predict)
+        raw, first = np.unique(np.asarray(labels), return_index=True)
+        self._label_of_raw = (raw, self.labels_[first])
         self.nodes_ = list(problem.nodes)
         self.partition_ = problem.partition(self.labels_)
         self.n_clusters_ = int(len(np.unique(self.labels_)))
@@ -117,6 +120,35 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
         if "max_iter" in self._param_names() or "n_iter" in self._param_names():
             self.n_iter_ = int(result.info.get("iterations", len(result.history)))
         return self
+
+    def _new_points(self, X):
+        """New feature rows for ``predict``, checked against the fit's features."""
+        from ._utils import check_feature_matrix
+
+        check_is_fitted(self)
+        X = check_feature_matrix(X)
+        expected = getattr(self, "n_features_in_", None)
+        if expected is None:
+            raise InvalidParameterError(
+                f"{type(self).__name__} was fitted without node features, so new points cannot be placed")
+        if X.shape[1] != expected:
+            raise InvalidFeaturesError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting {expected} features as input")
+        return X
+
+    def _labels_from_raw(self, raw):
+        """Canonical labels of the method's own cluster ids ``raw``; an id no training
+        node ended in (an emptied cluster) gets a label after the fitted ones."""
+        known, canon = self._label_of_raw
+        raw = np.asarray(raw)
+        pos = np.clip(np.searchsorted(known, raw), 0, len(known) - 1)
+        seen = known[pos] == raw
+        out = np.empty(len(raw), dtype=np.int64)
+        out[seen] = canon[pos[seen]]
+        if not seen.all():
+            _, new = np.unique(raw[~seen], return_inverse=True)
+            out[~seen] = self.n_clusters_ + new.reshape(-1)
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -131,6 +163,20 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
 
     def _fit(self, problem):  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+class Transductive:
+    """Mixin for an estimator that clusters the nodes it was fitted on and has no model
+    of a cluster to place new points with: ``predict`` is absent (``hasattr`` is False,
+    so scikit-learn does not expect it), and asking for it says why and what to do."""
+
+    @property
+    def predict(self):
+        name = type(self).__name__
+        raise AttributeError(
+            f"{name} is transductive: it partitions the nodes it was fitted on and has no model of a cluster "
+            f"for new points; fit {name} on the old and new points together (constraints may name the old ones "
+            "only), or use an estimator with predict (HMRF, RDPMeans, DPMeans, DCP)")
 
 
 def canonical_labels(labels):

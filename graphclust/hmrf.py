@@ -317,6 +317,34 @@ class HMRF(ClusteringEstimator):
                 "m_step_seconds": m_seconds, "engine_runs": engine_runs}
         return node_labels, ClusteringResult(objective=history[-1], history=history, info=info)
 
+    def predict(self, X):
+        """Cluster labels of new points: the cluster whose unary cost (the provider's
+        distortion to its centre under the learnt metric) is lowest, as in an E-step
+        without constraints; numbered like ``labels_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_points,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import graphclust as gc
+        >>> X = np.array([[0.0], [0.2], [5.0], [5.2]])
+        >>> est = gc.HMRF(gc.potentials.Centroids(2), random_state=0).fit(X)
+        >>> est.predict([[0.1], [4.9]]).tolist() == [est.labels_[0], est.labels_[2]]
+        True
+        """
+        from .problem import Problem
+
+        X = self._new_points(X)
+        unary = self.potentials_.unary(Problem.from_array(X))
+        return self._labels_from_raw(np.argmin(unary, axis=1))
+
     # ------------------------------------------------------------------ pieces
     def _best_of_starts(self, problem, start, factor, closure, cv_info, rng):
         """EM from the k-means start and from the must-link neighbourhoods; the answer
@@ -352,8 +380,12 @@ class HMRF(ClusteringEstimator):
         self.potentials_ = best.potentials_
         info = {**best.result_.info, **cv_info, "start": name,
                 "start_objectives": {n: e.result_.objective for n, e in fits.items()}}
-        return best.labels_, ClusteringResult(objective=best.result_.objective, history=best.result_.history,
-                                              info=info)
+        # the provider's own cluster ids, as a direct fit returns them (predict maps them)
+        raw, canon = best._label_of_raw
+        provider_ids = np.empty(len(canon), dtype=np.int64)
+        provider_ids[canon] = raw
+        return provider_ids[best.labels_], ClusteringResult(objective=best.result_.objective,
+                                                            history=best.result_.history, info=info)
 
     def _default_init(self):
         return self.init is None or (isinstance(self.init, str) and self.init == "kmeans")

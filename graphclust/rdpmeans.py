@@ -50,7 +50,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from ._params import AnyOf, Boolean, Callable, Integer, Optional, Options, RandomState, Real
-from ._utils import check_float, check_int, check_random_state, group_sums, progress_bar
+from ._utils import check_float, check_int, check_random_state, group_sums, progress_bar, sq_distances
 from .base import ClusteringEstimator, ClusteringResult, canonical_labels, register_method
 from .energy import energy_value, potts_csr
 from .errors import InvalidParameterError, TooFewClustersError
@@ -791,6 +791,28 @@ class RDPMeans(ClusteringEstimator):
             mode = "fixed"
             fixed = tuple(float(v) for v in xi) if isinstance(xi, (tuple, list)) else (float(xi), float(xi))
         return mode, fixed
+
+    def predict(self, X):
+        """Cluster labels of new points: the nearest of ``centroids_`` under the
+        divergence of the fit (squared Euclidean, or KL between the smoothed rows).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_points,)
+            Labels numbered like ``labels_``.
+        """
+        from .problem import Problem
+
+        X = self._new_points(X)
+        provider = DPCentroids(lam=1.0, divergence=self.divergence, smoothing=self.smoothing)
+        Y, _ = provider.points(Problem.from_array(X))
+        if self.divergence == "kl":  # D(y, m) = const(y) - y . log m
+            return np.argmin(-(Y @ _log_floor(self.centroids_).T), axis=1).astype(np.int64)
+        return np.argmin(sq_distances(Y, self.centroids_), axis=1).astype(np.int64)
 
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):

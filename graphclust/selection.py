@@ -23,7 +23,8 @@ splits. An answer unrelated to the constraints still scores 1/2 on average.
 import numpy as np
 
 __all__ = ["heldout_agreement", "split_fraction", "constraint_folds", "cross_validate_constraints", "above_chance",
-           "null_standard_error", "paired_standard_error"]
+           "null_standard_error", "paired_standard_error", "ConstraintKFold", "heldout_pairs_score",
+           "simplest_within_one_se"]
 
 
 def heldout_agreement(labels, pairs, weights):
@@ -212,3 +213,109 @@ def above_chance(score, weights, *, z=2.0, min_per_kind=1):
     (False, True)
     """
     return bool(score > 0.5 + z * null_standard_error(weights, min_per_kind=min_per_kind))
+
+
+# ============================================================================ scikit-learn model selection
+class ConstraintKFold:
+    """Folds over the *labelled* points, for ``GridSearchCV`` and ``cross_val_score``
+    with partial labels as ``y`` (``-1`` unlabelled): every fold holds out a share of
+    the labelled points of each label as its test set, and trains on everything else,
+    the unlabelled points included (they are data, not answers). Scored by
+    :func:`heldout_pairs_score`, a grid search then chooses ``n_clusters``, a constraint
+    weight or ``lam`` from the side information alone, no ground truth needed.
+
+    Parameters
+    ----------
+    n_splits : int, default=3
+    shuffle : bool, default=True
+        Shuffle the labelled points of each label before dealing them out.
+    random_state : None, int or numpy.random.Generator, default=None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([0, 0, 1, 1, -1, -1])
+    >>> [(train.tolist(), test.tolist()) for train, test in ConstraintKFold(2, shuffle=False).split(None, y)]
+    [([1, 3, 4, 5], [0, 2]), ([0, 2, 4, 5], [1, 3])]
+    """
+
+    def __init__(self, n_splits=3, *, shuffle=True, random_state=None):
+        from ._utils import check_int
+
+        self.n_splits = check_int(n_splits, "n_splits", low=2)
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return self.n_splits
+
+    def split(self, X, y, groups=None):
+        from ._utils import check_random_state
+        from .errors import InvalidParameterError
+
+        if y is None:
+            raise InvalidParameterError("ConstraintKFold splits the labelled points: pass the partial labels as y")
+        y = np.asarray(y)
+        labelled = np.flatnonzero(y != -1)
+        if len(labelled) < self.n_splits:
+            raise InvalidParameterError(
+                f"ConstraintKFold needs at least n_splits={self.n_splits} labelled points (y != -1), got "
+                f"{len(labelled)}")
+        rng = check_random_state(self.random_state)
+        fold = np.full(len(y), -1, dtype=np.int64)
+        start = 0
+        for label in np.unique(y[labelled]):  # dealt round-robin per label: every fold gets its share
+            members = labelled[y[labelled] == label]
+            if self.shuffle:
+                members = members[rng.permutation(len(members))]
+            fold[members] = (start + np.arange(len(members))) % self.n_splits
+            start += len(members)
+        for k in range(self.n_splits):
+            yield np.flatnonzero(fold != k), np.flatnonzero(fold == k)
+
+
+def heldout_pairs_score(estimator, X, y):
+    """Scorer: how well a fitted estimator's ``predict(X)`` keeps the pairs that the
+    labelled points of ``y`` imply (``-1`` ignored): the balanced mean of the fraction
+    of same-label pairs put together and of different-label pairs put apart, as
+    :func:`heldout_agreement` scores held-out constraints. Counted from the contingency
+    table, without listing the pairs. ``nan`` with fewer than two labelled points.
+
+    Use it as ``scoring=`` of ``GridSearchCV`` or ``cross_val_score`` with
+    :class:`ConstraintKFold` (see ``docs/guide.md``).
+    """
+    from sklearn.metrics.cluster import contingency_matrix
+
+    y = np.asarray(y)
+    keep = y != -1
+    if keep.sum() < 2:
+        return float("nan")
+    pred = np.asarray(estimator.predict(np.asarray(X)[keep] if not hasattr(X, "iloc") else X[keep]))
+    table = contingency_matrix(y[keep], pred, sparse=True)
+    pairs = lambda counts: float((np.asarray(counts, dtype=np.float64) * (np.asarray(counts) - 1) / 2).sum())  # noqa: E731
+    both = pairs(table.data)
+    same_true = pairs(np.asarray(table.sum(axis=1)).ravel())
+    same_pred = pairs(np.asarray(table.sum(axis=0)).ravel())
+    total = keep.sum() * (keep.sum() - 1) / 2
+    parts = []
+    if same_true > 0:
+        parts.append(both / same_true)
+    if total - same_true > 0:
+        parts.append((total - same_true - same_pred + both) / (total - same_true))
+    return float(np.mean(parts))
+
+
+def simplest_within_one_se(cv_results):
+    """``refit=`` rule for ``GridSearchCV``: the index of the first candidate (order the
+    grid from the simplest, e.g. fewest clusters) whose mean held-out score is within
+    one standard error of the best one's (the fold scores' standard deviation over
+    ``sqrt(n_splits)``). Held-out pairs are few, so the best mean alone often picks a
+    candidate that is only luckier; this is the rule :func:`graphclust.cluster` uses
+    for ``k``.
+    """
+    mean = np.asarray(cv_results["mean_test_score"], dtype=np.float64)
+    std = np.asarray(cv_results["std_test_score"], dtype=np.float64)
+    n_splits = sum(1 for key in cv_results if key.startswith("split") and key.endswith("_test_score"))
+    best = int(np.nanargmax(mean))
+    bar = mean[best] - std[best] / np.sqrt(max(n_splits, 1))
+    return int(np.flatnonzero(mean >= bar)[0])

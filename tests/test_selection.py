@@ -170,3 +170,73 @@ def test_paired_standard_error_counts_only_disagreements():
     b[0] = False  # one must-link of four differs: d = (1, 0, 0, 0)
     d = np.array([1.0, 0, 0, 0])
     assert paired_standard_error(a, b, w) == pytest.approx(np.sqrt(d.var() / 4 + 0.0) / 2)
+
+
+# ---------------------------------------------------------------------------- scikit-learn model selection
+def test_constraint_kfold_holds_out_each_labelled_point_once_and_never_an_unlabelled_one():
+    from graphclust.selection import ConstraintKFold
+
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(200) < 0.3, rng.integers(0, 4, 200), -1)
+    seen = np.zeros(len(y), dtype=int)
+    for train, test in ConstraintKFold(3, random_state=0).split(None, y):
+        assert len(np.intersect1d(train, test)) == 0 and len(train) + len(test) == len(y)
+        assert (y[test] != -1).all()
+        for label in range(4):  # every fold holds its share of each label
+            n = (y == label).sum()
+            assert n // 3 <= (y[test] == label).sum() <= -(-n // 3)
+        seen[test] += 1
+    np.testing.assert_array_equal(seen, (y != -1).astype(int))
+
+
+def test_heldout_pairs_score_is_the_balanced_pair_count():
+    """Against listing every pair of labelled points."""
+    from itertools import combinations
+
+    from graphclust.selection import heldout_pairs_score
+
+    rng = np.random.default_rng(1)
+    y = np.where(rng.random(60) < 0.5, rng.integers(0, 3, 60), -1)
+    pred = rng.integers(0, 4, 60)
+
+    class Fixed:
+        def predict(self, X):
+            return pred[np.asarray(X)[:, 0].astype(int)]
+
+    X = np.arange(60.0)[:, None]
+    idx = np.flatnonzero(y != -1)
+    same = [(y[i] == y[j], pred[i] == pred[j]) for i, j in combinations(idx, 2)]
+    must = [p for t, p in same if t]
+    cannot = [not p for t, p in same if not t]
+    assert heldout_pairs_score(Fixed(), X, y) == pytest.approx((np.mean(must) + np.mean(cannot)) / 2, abs=1e-12)
+
+
+def test_grid_search_chooses_k_from_partial_labels_alone():
+    from sklearn.model_selection import GridSearchCV
+
+    from graphclust.selection import ConstraintKFold, heldout_pairs_score
+
+    rng = np.random.default_rng(2)
+    truth = np.repeat([0, 1, 2, 3], 40)
+    X = rng.normal(scale=0.5, size=(160, 2)) + np.array([[0, 0], [4, 0], [0, 4], [4, 4]])[truth]
+    y = np.where(rng.random(160) < 0.15, truth, -1)  # 15 % labelled
+    search = GridSearchCV(gc.HMRF(gc.potentials.Centroids(2), random_state=0),
+                          {"potentials__n_clusters": [2, 3, 4, 5, 6]}, scoring=heldout_pairs_score,
+                          cv=ConstraintKFold(3, random_state=0))
+    search.fit(X, y)
+    # a fifth cluster can split a blob without breaking a held-out pair (a tie); the
+    # grid runs from fewest clusters and GridSearchCV keeps the first of the best
+    assert search.best_params_ == {"potentials__n_clusters": 4}
+    scores = search.cv_results_["mean_test_score"]
+    assert scores[2] == scores.max() and scores[2] > scores[1] > scores[0] and scores[2] > scores[4]
+
+
+def test_simplest_within_one_se_picks_the_first_candidate_near_the_best():
+    from graphclust.selection import simplest_within_one_se
+
+    results = {"mean_test_score": np.array([0.6, 0.78, 0.80, 0.79]), "std_test_score": np.array([0.1, 0.1, 0.05, 0.2]),
+               "split0_test_score": 0, "split1_test_score": 0, "split2_test_score": 0, "split3_test_score": 0}
+    # best 0.80 with SE 0.05 / 2 = 0.025: 0.78 is within it, 0.6 is not
+    assert simplest_within_one_se(results) == 1
+    results["std_test_score"] = np.array([0.1, 0.1, 0.0, 0.2])
+    assert simplest_within_one_se(results) == 2

@@ -33,7 +33,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from .._kmeans import kmeans
 from .._params import Boolean, Callable, Integer, Optional, Options, RandomState, Real
 from .._utils import check_int, check_random_state, progress_bar
-from ..base import ClusteringEstimator, ClusteringResult, register_method
+from ..base import ClusteringEstimator, Transductive, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..graphs import with_knn_graph
 from ..merge import contract
@@ -79,7 +79,7 @@ def _n_threads(n_jobs):
     return 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
 
 
-class COSC(ClusteringEstimator):
+class COSC(Transductive, ClusteringEstimator):
     """Constrained 1-spectral clustering: normalised or ratio cut with must-/cannot-links.
 
     Minimises the balanced cut ``cut(C, C') * gvol(V) / (gvol(C) gvol(C'))``

@@ -12,7 +12,7 @@ from scipy.sparse.linalg import eigsh
 from .._kmeans import kmeans
 from .._params import Integer, RandomState
 from .._utils import check_random_state
-from ..base import ClusteringEstimator, ClusteringResult, register_method
+from ..base import ClusteringEstimator, Transductive, ClusteringResult, register_method
 from ..errors import TooFewClustersError
 from ..graphs import with_knn_graph
 from ..merge import contract
@@ -50,7 +50,7 @@ def spectral_embedding(W, n_components, *, random_state=None):
     return vecs / np.where(norms > 0, norms, 1.0)
 
 
-class SpectralClustering(ClusteringEstimator):
+class SpectralClustering(Transductive, ClusteringEstimator):
     """Normalised spectral clustering of the data graph, must-links merged first.
 
     Parameters
