@@ -1,11 +1,11 @@
 """Model selection by held-out side information (issue #22, item 2): does
 ``GridSearchCV`` with :class:`graphclust.selection.ConstraintKFold` and
-:func:`graphclust.selection.heldout_pairs_score` choose what ground truth would?
+:func:`graphclust.selection.heldout_label_score` choose what ground truth would?
 
 Protocol: iris, wine, digits (standardised features); per seed, a random
 ``--labelled`` fraction of the points keeps its class as a partial label (the rest
 ``-1``); ``GridSearchCV(HMRF(Centroids(k)), {"potentials__n_clusters": grid},
-scoring=heldout_pairs_score, cv=ConstraintKFold(3), refit=simplest_within_one_se)`` on
+scoring=heldout_label_score, cv=ConstraintKFold(3), refit=simplest_within_one_se)`` on
 ``(X, y_partial)``; the grid runs from 2 to ``k + 4`` (the plain best mean is reported
 beside the one-standard-error choice). The reference: each candidate refitted on all points with the
 same partial labels and scored by ARI against the full classes. The choice is "within
@@ -31,7 +31,7 @@ from sklearn.model_selection import GridSearchCV  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import graphclust as gc  # noqa: E402
-from graphclust.selection import ConstraintKFold, heldout_pairs_score, simplest_within_one_se  # noqa: E402
+from graphclust.selection import ConstraintKFold, heldout_label_score, simplest_within_one_se  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_noisy_defaults import emit  # noqa: E402
@@ -50,7 +50,7 @@ def run(datasets, seeds, labelled, log):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 search = GridSearchCV(gc.HMRF(gc.potentials.Centroids(2), random_state=s),
-                                      {"potentials__n_clusters": grid}, scoring=heldout_pairs_score,
+                                      {"potentials__n_clusters": grid}, scoring=heldout_label_score,
                                       cv=ConstraintKFold(3, random_state=s), refit=False).fit(X, partial)
                 seconds = time.perf_counter() - t0
                 aris = [gc.ari(y, gc.HMRF(gc.potentials.Centroids(c), random_state=s).fit(X, partial).labels_)

@@ -23,7 +23,7 @@ splits. An answer unrelated to the constraints still scores 1/2 on average.
 import numpy as np
 
 __all__ = ["heldout_agreement", "split_fraction", "constraint_folds", "cross_validate_constraints", "above_chance",
-           "null_standard_error", "paired_standard_error", "ConstraintKFold", "heldout_pairs_score",
+           "null_standard_error", "paired_standard_error", "ConstraintKFold", "heldout_label_score",
            "simplest_within_one_se"]
 
 
@@ -221,7 +221,7 @@ class ConstraintKFold:
     with partial labels as ``y`` (``-1`` unlabelled): every fold holds out a share of
     the labelled points of each label as its test set, and trains on everything else,
     the unlabelled points included (they are data, not answers). Scored by
-    :func:`heldout_pairs_score`, a grid search then chooses ``n_clusters``, a constraint
+    :func:`heldout_label_score`, a grid search then chooses ``n_clusters``, a constraint
     weight or ``lam`` from the side information alone, no ground truth needed.
 
     Parameters
@@ -274,35 +274,27 @@ class ConstraintKFold:
             yield np.flatnonzero(fold != k), np.flatnonzero(fold == k)
 
 
-def heldout_pairs_score(estimator, X, y):
-    """Scorer: how well a fitted estimator's ``predict(X)`` keeps the pairs that the
-    labelled points of ``y`` imply (``-1`` ignored): the balanced mean of the fraction
-    of same-label pairs put together and of different-label pairs put apart, as
-    :func:`heldout_agreement` scores held-out constraints. Counted from the contingency
-    table, without listing the pairs. ``nan`` with fewer than two labelled points.
+def heldout_label_score(estimator, X, y):
+    """Scorer: the adjusted Rand index between a fitted estimator's ``predict(X)`` and
+    the labelled points of ``y`` (``-1`` ignored), i.e. how well the answer keeps the
+    pairs the held-out labels imply, adjusted for chance. The adjustment matters for
+    choosing ``k``: a balanced count of kept same-label and different-label pairs (as
+    :func:`heldout_agreement` scores held-out constraints) rises when two classes are
+    merged, because same-label pairs are few once there are many classes (digits: 0.84
+    at k = 8 against 0.80 at the true k = 10). ``nan`` with fewer than two labelled points.
 
     Use it as ``scoring=`` of ``GridSearchCV`` or ``cross_val_score`` with
     :class:`ConstraintKFold` (see ``docs/guide.md``).
     """
-    from sklearn.metrics.cluster import contingency_matrix
+    from sklearn.metrics import adjusted_rand_score
 
     y = np.asarray(y)
     keep = y != -1
     if keep.sum() < 2:
         return float("nan")
-    pred = np.asarray(estimator.predict(np.asarray(X)[keep] if not hasattr(X, "iloc") else X[keep]))
-    table = contingency_matrix(y[keep], pred, sparse=True)
-    pairs = lambda counts: float((np.asarray(counts, dtype=np.float64) * (np.asarray(counts) - 1) / 2).sum())  # noqa: E731
-    both = pairs(table.data)
-    same_true = pairs(np.asarray(table.sum(axis=1)).ravel())
-    same_pred = pairs(np.asarray(table.sum(axis=0)).ravel())
-    total = keep.sum() * (keep.sum() - 1) / 2
-    parts = []
-    if same_true > 0:
-        parts.append(both / same_true)
-    if total - same_true > 0:
-        parts.append((total - same_true - same_pred + both) / (total - same_true))
-    return float(np.mean(parts))
+    rows = np.flatnonzero(keep)
+    X_kept = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
+    return float(adjusted_rand_score(y[keep], np.asarray(estimator.predict(X_kept))))
 
 
 def simplest_within_one_se(cv_results):

@@ -189,11 +189,10 @@ def test_constraint_kfold_holds_out_each_labelled_point_once_and_never_an_unlabe
     np.testing.assert_array_equal(seen, (y != -1).astype(int))
 
 
-def test_heldout_pairs_score_is_the_balanced_pair_count():
-    """Against listing every pair of labelled points."""
-    from itertools import combinations
+def test_heldout_label_score_is_the_ari_over_labelled_points():
+    from sklearn.metrics import adjusted_rand_score
 
-    from graphclust.selection import heldout_pairs_score
+    from graphclust.selection import heldout_label_score
 
     rng = np.random.default_rng(1)
     y = np.where(rng.random(60) < 0.5, rng.integers(0, 3, 60), -1)
@@ -204,24 +203,22 @@ def test_heldout_pairs_score_is_the_balanced_pair_count():
             return pred[np.asarray(X)[:, 0].astype(int)]
 
     X = np.arange(60.0)[:, None]
-    idx = np.flatnonzero(y != -1)
-    same = [(y[i] == y[j], pred[i] == pred[j]) for i, j in combinations(idx, 2)]
-    must = [p for t, p in same if t]
-    cannot = [not p for t, p in same if not t]
-    assert heldout_pairs_score(Fixed(), X, y) == pytest.approx((np.mean(must) + np.mean(cannot)) / 2, abs=1e-12)
+    keep = y != -1
+    assert heldout_label_score(Fixed(), X, y) == pytest.approx(adjusted_rand_score(y[keep], pred[keep]), abs=1e-12)
+    assert np.isnan(heldout_label_score(Fixed(), X, np.full(60, -1)))
 
 
 def test_grid_search_chooses_k_from_partial_labels_alone():
     from sklearn.model_selection import GridSearchCV
 
-    from graphclust.selection import ConstraintKFold, heldout_pairs_score
+    from graphclust.selection import ConstraintKFold, heldout_label_score
 
     rng = np.random.default_rng(2)
     truth = np.repeat([0, 1, 2, 3], 40)
     X = rng.normal(scale=0.5, size=(160, 2)) + np.array([[0, 0], [4, 0], [0, 4], [4, 4]])[truth]
     y = np.where(rng.random(160) < 0.15, truth, -1)  # 15 % labelled
     search = GridSearchCV(gc.HMRF(gc.potentials.Centroids(2), random_state=0),
-                          {"potentials__n_clusters": [2, 3, 4, 5, 6]}, scoring=heldout_pairs_score,
+                          {"potentials__n_clusters": [2, 3, 4, 5, 6]}, scoring=heldout_label_score,
                           cv=ConstraintKFold(3, random_state=0))
     search.fit(X, y)
     # a fifth cluster can split a blob without breaking a held-out pair (a tie); the
