@@ -73,17 +73,20 @@ def report(rows, labelled):
     out = [f"GridSearchCV over potentials__n_clusters, {labelled:.0%} of the points labelled, "
            f"{len({r['seed'] for r in rows})} seeds:", "",
            "| data set | true k | chosen k (one-SE rule) | plain best mean | best k by ARI | within one step "
-           "| ARI chosen / best |",
-           "|---|---|---|---|---|---|---|"]
+           "| or ARI within 0.01 of the best | ARI chosen / best |",
+           "|---|---|---|---|---|---|---|---|"]
     for ds in dict.fromkeys(r["dataset"] for r in rows):
         rs = [r for r in rows if r["dataset"] == ds]
         out.append(f"| {ds} | {rs[0]['k']} | {', '.join(str(r['chosen']) for r in rs)} | "
                    f"{', '.join(str(r['best_mean']) for r in rs)} | "
                    f"{', '.join(str(r['best_by_ari']) for r in rs)} | {sum(r['steps'] <= 1 for r in rs)}/{len(rs)} | "
+                   f"{sum(r['steps'] <= 1 or r['ari_best'] - r['ari_chosen'] <= 0.01 for r in rs)}/{len(rs)} | "
                    f"{np.mean([r['ari_chosen'] for r in rs]):.3f} / {np.mean([r['ari_best'] for r in rs]):.3f} |")
     ok = all(r["steps"] <= 1 for r in rows)
+    near = all(r["steps"] <= 1 or r["ari_best"] - r["ari_chosen"] <= 0.01 for r in rows)
     out.append("")
     out.append(f"{'MET' if ok else 'NOT MET'}: the choice is within one grid step of the best by ARI on every run")
+    out.append(f"{'MET' if near else 'NOT MET'}: ... or its ARI within 0.01 of the best")
     return "\n".join(out)
 
 
@@ -93,10 +96,11 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--labelled", type=float, default=0.1)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--json", default=None, help="also write the per-run rows here")
     args = ap.parse_args(argv)
     with threadpool_limits(1):
         rows = run(args.datasets.split(","), args.seeds, args.labelled, lambda m: print(m, file=sys.stderr, flush=True))
-    emit(report(rows, args.labelled), rows, args.out)
+    emit(report(rows, args.labelled), rows, args.out, args.json)
 
 
 if __name__ == "__main__":
