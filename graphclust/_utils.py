@@ -192,10 +192,50 @@ def sq_distances(A, B):
     return np.maximum(D, 0.0)
 
 
+@contextmanager
+def quiet_native_stdout(enabled=True):
+    """Send what native code writes to the process's standard output (file descriptor
+    1) to the null device while the block runs: HiGHS prints its banner from C++ when a
+    solver object is made, whatever its options, into the middle of a user's table.
+    Python's own ``sys.stdout`` is flushed first and is untouched otherwise."""
+    import sys
+
+    if not enabled:
+        yield
+        return
+    try:
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+    except (AttributeError, ValueError, OSError):  # no real descriptor (an embedded interpreter)
+        yield
+        return
+    for stream in (sys.stdout, sys.__stdout__):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):
+            pass
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), fd)
+        yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
 def progress_bar(enabled, total, desc, *, unit="it", leave=True):
-    """A tqdm bar, or None when ``enabled`` is false (tqdm is imported only when needed)."""
+    """A tqdm bar, or None when ``enabled`` is false (tqdm is imported only when needed).
+    ``total`` is the most steps the run may take; a run that stops sooner (converged,
+    or a callback said stop) ends with its bar full at the steps it took, not at 5/100."""
     if not enabled:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, leave=leave)
+    class Bar(tqdm):
+        def close(self):
+            if not self.disable and self.total is not None and self.n < self.total:
+                self.total = self.n
+                self.refresh()
+            super().close()
+
+    return Bar(total=total, desc=desc, unit=unit, leave=leave)

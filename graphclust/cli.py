@@ -167,9 +167,27 @@ def _cmd_segment(args):
     return 0
 
 
+class _DefaultsShown(argparse.HelpFormatter):
+    """Every option's help ends with its default, when it has one worth saying."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        said = not any(action.default is v for v in (None, False, argparse.SUPPRESS))  # 0 is a default to say
+        if said and action.option_strings and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
 def _parser():
-    p = argparse.ArgumentParser(prog="graphclust", description="Clustering with side information over GraphML files.")
+    from . import __version__
+
+    fmt = _DefaultsShown
+    p = argparse.ArgumentParser(prog="graphclust", description="Clustering with side information over GraphML files.",
+                                formatter_class=fmt)
+    p.add_argument("--version", action="version", version=f"graphclust {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
+    _add = sub.add_parser
+    sub.add_parser = lambda *a, **k: _add(*a, formatter_class=fmt, **k)
 
     c = sub.add_parser("check", help="report what the constraints in a file imply")
     c.add_argument("file", help="GraphML file (data edges + kind=must/cannot edges)")
@@ -180,27 +198,28 @@ def _parser():
     c.set_defaults(func=_cmd_check)
 
     c = sub.add_parser("cluster", help="cluster a GraphML file and write the labels")
-    c.add_argument("file")
+    c.add_argument("file", help="GraphML file: the data graph, optionally with kind=must/cannot edges")
     c.add_argument("--method", required=True, help="a registered method (see 'graphclust methods')")
-    c.add_argument("-k", "--n-clusters", type=int, default=2)
+    c.add_argument("-k", "--n-clusters", type=int, default=2, help="number of clusters (a hint for RDP-means)")
     c.add_argument("--inference", help="E-step engine for HMRF methods: icm, bp, lp, exact, ...")
-    c.add_argument("--side")
-    c.add_argument("--random-state", type=int, default=0)
+    c.add_argument("--side", help="side information in a second GraphML file or a CSV edge list")
+    c.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="extra estimator parameter (repeatable)")
     c.add_argument("--out", help="write the graph with the labels as a node attribute (atomic)")
-    c.add_argument("--label-name", default="cluster")
+    c.add_argument("--label-name", default="cluster", help="name of the node attribute the labels are written to")
     c.set_defaults(func=_cmd_cluster)
 
     c = sub.add_parser("segment", help="segment an image from scribbles (image extra)")
     c.add_argument("image", help="image file (PNG, JPEG, TIFF, ...)")
     c.add_argument("--scribbles", help="scribble image of the same size: 0/black = none, labels or colours")
     c.add_argument("--method", default="hmrf-bp", help="hmrf-bp, hmrf-icm, hmrf-lp, cosc or rdpmeans")
-    c.add_argument("--graph", default="grid", choices=["grid", "superpixels"])
+    c.add_argument("--graph", default="grid", choices=["grid", "superpixels"],
+                   help="pixel grid, or a graph over SLIC superpixels (faster on large images)")
     c.add_argument("-k", "--n-segments", type=int, help="number of segments (required without scribbles)")
-    c.add_argument("--connectivity", type=int, default=8, choices=[4, 8])
-    c.add_argument("--smoothness", type=float, default=1.0)
-    c.add_argument("--n-superpixels", type=int, default=400)
-    c.add_argument("--random-state", type=int, default=0)
+    c.add_argument("--connectivity", type=int, default=8, choices=[4, 8], help="pixel neighbours of the grid")
+    c.add_argument("--smoothness", type=float, default=1.0, help="weight of the contrast-sensitive edges")
+    c.add_argument("--n-superpixels", type=int, default=400, help="with --graph superpixels: about this many")
+    c.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="extra engine/estimator option")
     c.add_argument("--progress", action="store_true", help="show a progress bar")
     c.add_argument("--out", required=True, help="label image to write (PNG, atomic)")
@@ -211,8 +230,8 @@ def _parser():
     c.set_defaults(func=_cmd_methods)
 
     c = sub.add_parser("demo", help="run every registered method on the shipped demo problem")
-    c.add_argument("--methods", nargs="*", help="only these methods")
-    c.add_argument("--random-state", type=int, default=0)
+    c.add_argument("--methods", nargs="*", help="only these methods (default: all)")
+    c.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     c.set_defaults(func=_cmd_demo)
     return p
 

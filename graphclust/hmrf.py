@@ -351,23 +351,33 @@ class HMRF(ClusteringEstimator):
         with the lower objective. Neither start wins everywhere: k-means avoids the
         outliers farthest-first picks in high dimensions, the neighbourhoods carry what
         the constraints say about the shape (a learnt metric needs them)."""
-        fixed = dict(constraint_weight=factor, use_closure=closure, random_state=rng)
-        stopped = []
+        fixed = dict(constraint_weight=factor, use_closure=closure, random_state=rng, progress=False)
+        stopped, current = [], []
+        # one bar for the fit: the EM iterations of both starts
+        bar = progress_bar(self.progress, 2 * self.max_iter, "HMRF EM (2 starts)")
 
         def relay(it, labels, J):  # a callback that asks to stop ends the whole fit
-            if self.callback(it, labels, J):
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(start=current[-1], J=f"{J:.6g}")
+            if self.callback is not None and self.callback(it, labels, J):
                 stopped.append(it)
                 return True
             return False
 
-        callback = relay if self.callback is not None else None
+        callback = relay if self.callback is not None or bar is not None else None
         fits = {}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for name, init in (("kmeans", start), ("neighbourhoods", "neighbourhoods")):
-                fits[name] = self.clone(init=init, callback=callback, **fixed).fit(problem)
-                if stopped:
-                    break
+            try:
+                for name, init in (("kmeans", start), ("neighbourhoods", "neighbourhoods")):
+                    current.append(name)
+                    fits[name] = self.clone(init=init, callback=callback, **fixed).fit(problem)
+                    if stopped:
+                        break
+            finally:
+                if bar is not None:
+                    bar.close()
         seen = set()
         for w in caught:  # once each, at the caller; known conflicts are why "auto" is here
             key = (str(w.message), w.category)

@@ -964,65 +964,61 @@ class RDPMeans(ClusteringEstimator):
             unchanged = 0
             converged, stop = False, "max_iter"
             sweep_seconds = 0.0
-            bar = progress_bar(self.progress, self.max_iter, who, unit="pass")
-            try:
-                for t in range(1, self.max_iter + 1):
-                    if mode == "anneal":
-                        xi = _anneal_xi(self.xi0, self.xi_rate, t)
-                        xi = min(xi, xi_cap) if xi_cap is not None else xi
-                        xi1 = xi2 = xi
-                    elif waiting_for_dp:
-                        xi1 = xi2 = 0.0
-                    else:
-                        xi1, xi2 = fixed_run
-                    if (xi1, xi2) != stage_xi:
-                        stages.append({"first_pass": t, "xi1": xi1, "xi2": xi2})
-                        stage_xi = (xi1, xi2)
-                    same_xi = bool(xi_sched) and xi_sched[-1] == (xi1, xi2)
-                    if not same_xi:
-                        we = _effective(w, xi1, xi2)
-                        w_adj = we[edge_ids]
-                        attract = we[(we > 0) & np.isfinite(we)].sum()
-                    J_before = history[-1] if same_xi else total(xi1, xi2, we, attract)
-                    t0 = time.perf_counter()
-                    moved = icm_births.sweep(provider, _visit_order(n_red, rng), (indptr, indices, w_adj), lam)
-                    provider.refit()
-                    sweep_seconds += time.perf_counter() - t0
-                    z = provider._z
-                    J = total(xi1, xi2, we, attract)
-                    history.append(J)
-                    before.append(J_before)
-                    xi_sched.append((xi1, xi2))
-                    n_changed.append(int(moved))
-                    n_clusters.append(int(provider.n_clusters))
-                    if bar is not None:
-                        bar.update(1)
-                        bar.set_postfix(J=f"{J:.6g}", K=provider.n_clusters, xi=f"{xi1:.3g}", moved=moved)
-                    if self.callback is not None:
-                        full = z if mapping is None else z[mapping]
-                        if self.callback(t, full.copy(), J):
-                            stop = "callback"
-                            break
-                    still = moved == 0 and (abs(J_before - J) <= self.tol * max(abs(J), 1e-300) or J == J_before)
-                    unchanged = unchanged + 1 if moved == 0 else 0
-                    if mode == "anneal":
-                        if still and xi >= xi_enough:
-                            converged, stop = True, "converged"
-                            break
-                        if unchanged >= self.patience and (self.anneal_stop == "patience" or sat is None):
-                            converged, stop = True, "patience"
-                            break
-                    elif still:
-                        if waiting_for_dp:
-                            noise_var = self._estimate_noise_var(problem, provider, offset_terms[0])
-                            fixed_run = xi_from_pq(self.p_link, self.q_link, noise_var, self.divergence)
-                            waiting_for_dp = False
-                            continue
+            for t in range(1, self.max_iter + 1):
+                if mode == "anneal":
+                    xi = _anneal_xi(self.xi0, self.xi_rate, t)
+                    xi = min(xi, xi_cap) if xi_cap is not None else xi
+                    xi1 = xi2 = xi
+                elif waiting_for_dp:
+                    xi1 = xi2 = 0.0
+                else:
+                    xi1, xi2 = fixed_run
+                if (xi1, xi2) != stage_xi:
+                    stages.append({"first_pass": t, "xi1": xi1, "xi2": xi2})
+                    stage_xi = (xi1, xi2)
+                same_xi = bool(xi_sched) and xi_sched[-1] == (xi1, xi2)
+                if not same_xi:
+                    we = _effective(w, xi1, xi2)
+                    w_adj = we[edge_ids]
+                    attract = we[(we > 0) & np.isfinite(we)].sum()
+                J_before = history[-1] if same_xi else total(xi1, xi2, we, attract)
+                t0 = time.perf_counter()
+                moved = icm_births.sweep(provider, _visit_order(n_red, rng), (indptr, indices, w_adj), lam)
+                provider.refit()
+                sweep_seconds += time.perf_counter() - t0
+                z = provider._z
+                J = total(xi1, xi2, we, attract)
+                history.append(J)
+                before.append(J_before)
+                xi_sched.append((xi1, xi2))
+                n_changed.append(int(moved))
+                n_clusters.append(int(provider.n_clusters))
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(restart=restart, J=f"{J:.6g}", K=provider.n_clusters, xi=f"{xi1:.3g}",
+                                    moved=moved)
+                if self.callback is not None:
+                    full = z if mapping is None else z[mapping]
+                    if self.callback(t, full.copy(), J):
+                        stop = "callback"
+                        break
+                still = moved == 0 and (abs(J_before - J) <= self.tol * max(abs(J), 1e-300) or J == J_before)
+                unchanged = unchanged + 1 if moved == 0 else 0
+                if mode == "anneal":
+                    if still and xi >= xi_enough:
                         converged, stop = True, "converged"
                         break
-            finally:
-                if bar is not None:
-                    bar.close()
+                    if unchanged >= self.patience and (self.anneal_stop == "patience" or sat is None):
+                        converged, stop = True, "patience"
+                        break
+                elif still:
+                    if waiting_for_dp:
+                        noise_var = self._estimate_noise_var(problem, provider, offset_terms[0])
+                        fixed_run = xi_from_pq(self.p_link, self.q_link, noise_var, self.divergence)
+                        waiting_for_dp = False
+                        continue
+                    converged, stop = True, "converged"
+                    break
 
             if waiting_for_dp:
                 warnings.warn(
@@ -1064,22 +1060,29 @@ class RDPMeans(ClusteringEstimator):
             return runs, compared, best, (xi1c, xi2c)
 
         auto_info = {}
-        if mode == "auto":
-            # ξ by cross-validation over the constraints; strongest first, then weaker
-            # ones if a setting leaves the cluster-count bounds (ξ = 0 keeps the k-means stage)
-            noise_var = self._stage_noise_var(problem, Y, c, offset_terms[0], stage)
-            start = stage["labels"] if mapping is None else stage["labels"][mapping]
-            order, auto_info = self._choose_xi(problem, init, start, lam, noise_var, rng)
-            for accuracy, fixed in order:
-                runs, compared, best, (xi1c, xi2c) = solve("fixed", fixed)
-                if best is not None:
-                    break
-                auto_info.setdefault("out_of_bounds", []).append(accuracy)
-            if best is None:  # pragma: no cover - ξ = 0 keeps the k-means stage's k clusters
-                best = int(np.argmin(compared))
-            auto_info.update(xi=tuple(fixed), link_accuracy=accuracy)
-        else:
-            runs, compared, best, (xi1c, xi2c) = solve(mode, fixed)
+        # one bar per fit, over the passes of every restart (how many is not known ahead)
+        bar = progress_bar(self.progress, self.max_iter if n_init == 1 and mode != "auto" else None, who,
+                           unit="pass")
+        try:
+            if mode == "auto":
+                # ξ by cross-validation over the constraints; strongest first, then weaker
+                # ones if a setting leaves the cluster-count bounds (ξ = 0 keeps the k-means stage)
+                noise_var = self._stage_noise_var(problem, Y, c, offset_terms[0], stage)
+                start = stage["labels"] if mapping is None else stage["labels"][mapping]
+                order, auto_info = self._choose_xi(problem, init, start, lam, noise_var, rng)
+                for accuracy, fixed in order:
+                    runs, compared, best, (xi1c, xi2c) = solve("fixed", fixed)
+                    if best is not None:
+                        break
+                    auto_info.setdefault("out_of_bounds", []).append(accuracy)
+                if best is None:  # pragma: no cover - ξ = 0 keeps the k-means stage's k clusters
+                    best = int(np.argmin(compared))
+                auto_info.update(xi=tuple(fixed), link_accuracy=accuracy)
+            else:
+                runs, compared, best, (xi1c, xi2c) = solve(mode, fixed)
+        finally:
+            if bar is not None:
+                bar.close()
         run = runs[best]
 
         z = run["z"]

@@ -81,3 +81,24 @@ def test_check_lists_the_suspects(tmp_path, capsys):
     assert "1 likely-wrong constraint(s) of total weight 0.5" in out and "must-link (1, 2)" in out
     main(["check", str(path)])
     assert "likely-wrong" not in capsys.readouterr().out
+
+
+def test_version_and_every_option_has_help(capsys):
+    import argparse
+
+    from graphclust import __version__
+    from graphclust.cli import _parser, main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"graphclust {__version__}"
+    parser = _parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"graphclust {name} {action.option_strings[0]} has no help text"
+        text = command.format_help()
+        for action in command._actions:
+            if action.option_strings and not any(action.default is v for v in (None, False, argparse.SUPPRESS)):
+                assert f"(default: {action.default})" in " ".join(text.split()), (name, action.dest)

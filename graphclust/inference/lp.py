@@ -11,7 +11,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils import check_float, check_int, check_random_state, progress_bar
+from .._utils import check_float, check_int, check_random_state, progress_bar, quiet_native_stdout
 from ..errors import GraphclustError, InfeasibleConstraintsError, InvalidParameterError, ProblemTooLargeError
 from .base import InferenceResult, register_engine
 from .bp import _merge_tables
@@ -165,7 +165,9 @@ def lp_relaxation(energy, *, solver="HIGHS", max_nodes=MAX_NODES, max_variables=
         build_seconds = time.perf_counter() - t_build
         _tick(bar)
         t_solve = time.perf_counter()
-        prob.solve(solver=solver.upper(), **(solver_options or {}))
+        # HiGHS prints a banner from C++ on every solve; keep it unless output was asked for
+        with quiet_native_stdout(not (solver_options or {}).get("verbose")):
+            prob.solve(solver=solver.upper(), **(solver_options or {}))
         solve_call = time.perf_counter() - t_solve
         _tick(bar)
         if prob.status in ("infeasible", "infeasible_inaccurate"):

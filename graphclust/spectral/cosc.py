@@ -430,17 +430,26 @@ class COSC(Transductive, ClusteringEstimator):
         b = reduced.vertex_weights
         pairs, cw = reduced.constraints, reduced.constraint_weights
         history = []
+        # k > 2: one bar over the splits, none for each split's gamma path
+        splits = progress_bar(self.progress and self.n_clusters > 2, self.n_clusters - 1, "COSC splits", unit="split")
 
         def step_done(labels):
             """An outer step ended with ``labels`` (super-nodes): record, report, ask to stop."""
             history.append(_kway_objective(W, b, labels, int(labels.max()) + 1))
+            if splits is not None:
+                splits.update(1)
+                splits.set_postfix(objective=f"{history[-1]:.6g}")
             return self.callback is not None and bool(self.callback(len(history), lift(labels), history[-1]))
 
-        if self.n_clusters == 2:
-            labels, info = self._two_way(W, b, pairs, cw, reduced.nodes, rng, derive=self.mode == "hard")
-            step_done(labels)
-        else:
-            labels, info = self._k_way(W, b, pairs, cw, rng, step_done)
+        try:
+            if self.n_clusters == 2:
+                labels, info = self._two_way(W, b, pairs, cw, reduced.nodes, rng, derive=self.mode == "hard")
+                step_done(labels)
+            else:
+                labels, info = self._k_way(W, b, pairs, cw, rng, step_done)
+        finally:
+            if splits is not None:
+                splits.close()
         full = lift(labels)
         objective, self.cut_value_ = _balanced_cut(problem.W, b0, full)
         info["n_super_nodes"] = reduced.n_nodes
@@ -618,7 +627,8 @@ class COSC(Transductive, ClusteringEstimator):
                 repaired_memo[:] = [f, _consistent_start(P, f)]
             return repaired_memo[1]
 
-        bar = progress_bar(self.progress, self.max_gamma_steps, "COSC gamma", unit="step")
+        # with k > 2 the splits have the bar (see _fit_mode)
+        bar = progress_bar(self.progress and self.n_clusters == 2, self.max_gamma_steps, "COSC gamma", unit="step")
         for _ in range(self.max_gamma_steps):
             runs = self._runs(P, gamma, [c[0] for c in chains], [c[1] for c in chains],
                               continuation=gamma > 0.0)

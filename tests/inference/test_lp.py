@@ -296,3 +296,19 @@ def test_bad_parameters_are_named(kwargs, match):
     E = Energy(np.zeros((3, 2)), edges=[(0, 1)], weights=[1.0])
     with pytest.raises(InvalidParameterError, match=match):
         lp_relaxation(E, **kwargs)
+
+
+def test_no_solver_banner_on_standard_output():
+    """HiGHS prints its banner from C++ (file descriptor 1) the first time a process
+    makes a solver; the LP engine keeps it out of the user's output, and Python's own
+    prints around it survive. A fresh process, so the banner is not already spent."""
+    import subprocess
+    import sys
+
+    code = ("import graphclust as gc\n"
+            "E = gc.Energy([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]], edges=[(0, 1), (1, 2)], weights=[0.8, -0.8])\n"
+            "print('before')\n"
+            "print(gc.solve(E, 'lp').energy)\n"
+            "print('after')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "before\n0.8\nafter\n", out

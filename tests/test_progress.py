@@ -1,0 +1,42 @@
+"""Progress bars: one per fit, and full at the end even when the run stops early."""
+
+import re
+import warnings
+
+import pytest
+
+import graphclust as gc
+
+
+def _fit_and_read_bars(est, capsys):
+    X, y = gc.datasets.load_iris()
+    S = gc.SideInfo.sample(y, 100, random_state=0)
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, S)
+    err = capsys.readouterr().err
+    finished = [line for line in err.split("\n") if line.strip()]
+    return err, finished
+
+
+@pytest.mark.parametrize("make, desc", [
+    (lambda: gc.HMRF(gc.potentials.Centroids(3), random_state=0, progress=True), "HMRF EM (2 starts)"),
+    (lambda: gc.COSC(n_clusters=3, mode="hard", random_state=0, progress=True), "COSC splits"),
+    (lambda: gc.TVClust(n_iter=30, random_state=0, progress=True), None),
+])
+def test_one_bar_per_fit_full_at_the_end(make, desc, capsys):
+    err, finished = _fit_and_read_bars(make(), capsys)
+    assert len(finished) == 1, finished  # one bar left on screen
+    last = finished[0].split("\r")[-1]
+    if desc is not None:
+        assert last.startswith(desc)
+    done = re.search(r"(\d+)/(\d+)", last)
+    assert done and done.group(1) == done.group(2) and "100%" in last, last
+
+
+def test_restarts_share_one_bar(capsys):
+    err, finished = _fit_and_read_bars(gc.RDPMeans(n_clusters=3, random_state=0, progress=True), capsys)
+    assert len(finished) == 1, finished
+    restarts = set(re.findall(r"restart=(\d+)", err))
+    assert len(restarts) > 1  # several restarts ran, all on the one bar
