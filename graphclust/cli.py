@@ -159,7 +159,8 @@ def _cmd_segment(args):
     if seg.energy is not None:
         bound = f" lower_bound={seg.lower_bound:.6g}" if seg.lower_bound is not None else ""
         print(f"energy={seg.energy:.6g}{bound}")
-    write_label_image(args.out, seg.labels)
+    # a palette PNG shows the segments in colour and still holds the labels as its pixels
+    write_label_image(args.out, seg.labels, palette=not args.raw_labels and seg.labels.max() < 256)
     print(f"wrote {args.out}")
     if args.overlay:
         write_label_image(args.overlay, overlay(image, seg.labels))
@@ -222,7 +223,9 @@ def _parser():
     c.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="extra engine/estimator option")
     c.add_argument("--progress", action="store_true", help="show a progress bar")
-    c.add_argument("--out", required=True, help="label image to write (PNG, atomic)")
+    c.add_argument("--out", required=True,
+                   help="label image to write (atomic): a palette PNG whose pixels are the labels, shown in colour")
+    c.add_argument("--raw-labels", action="store_true", help="write --out as plain grey labels 1..k instead")
     c.add_argument("--overlay", help="also write the image with the segments painted over it")
     c.set_defaults(func=_cmd_segment)
 

@@ -566,8 +566,12 @@ def overlay(image, labels, *, alpha=0.45, boundaries=True):
     return np.clip(out, 0.0, 1.0)
 
 
-def read_image(path, *, what="image"):
+def read_image(path, *, what="image", palette_indices=False):
     """Read an image file (PNG, JPEG, TIFF, ...; ``image`` extra) as an array.
+
+    ``palette_indices=True`` reads a palette image (such as the label images
+    :func:`write_label_image` writes with ``palette=True``) as its indices, i.e. the
+    labels, instead of its colours.
 
     Raises
     ------
@@ -578,13 +582,25 @@ def read_image(path, *, what="image"):
     if not os.path.exists(path):
         raise ImageReadError(f"{what} file {path} does not exist", path=os.fspath(path))
     try:
+        if palette_indices:
+            from PIL import Image  # installed with scikit-image
+
+            with Image.open(path) as img:
+                if img.mode == "P":
+                    return np.asarray(img)
         return np.asarray(io.imread(path))
     except Exception as exc:  # imageio raises many types; all mean "not an image"
         raise ImageReadError(f"cannot read {what} file {path} as an image: {exc}", path=os.fspath(path)) from None
 
 
-def write_label_image(path, labels):
-    """Write ``labels`` as an 8- or 16-bit PNG (atomically: the old file survives a failure)."""
+def write_label_image(path, labels, *, palette=False):
+    """Write ``labels`` as an 8- or 16-bit PNG (atomically: the old file survives a failure).
+
+    With ``palette=True`` (labels 0..255) the PNG is a palette image: its pixels are the
+    labels, shown in distinct colours (label 0 black), so a viewer shows the segments
+    and :func:`read_image` with ``palette_indices=True`` gives the labels back. Raw grey
+    labels 1..k look black in a viewer.
+    """
     io = optional_import("skimage.io", "image", f"writing {path}")
     arr = np.asarray(labels)
     if arr.dtype.kind == "f":
@@ -598,7 +614,17 @@ def write_label_image(path, labels):
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1] or ".png", dir=directory)
     os.close(fd)
     try:
-        io.imsave(tmp, arr, check_contrast=False)
+        if palette:
+            if arr.dtype != np.uint8:
+                raise InvalidParameterError("a palette PNG holds labels 0 .. 255; write more labels with palette=False")
+            from PIL import Image  # installed with scikit-image
+
+            img = Image.fromarray(arr, mode="P")
+            colours = np.vstack([[0.0, 0.0, 0.0], np.resize(_PALETTE, (255, 3))])
+            img.putpalette((colours * 255).round().astype(np.uint8).ravel().tolist())
+            img.save(tmp, format="PNG")
+        else:
+            io.imsave(tmp, arr, check_contrast=False)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

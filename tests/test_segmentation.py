@@ -204,10 +204,17 @@ def test_cli_segment_writes_labels_and_overlay(tmp_path, capsys):
     out, ov = tmp_path / "labels.png", tmp_path / "overlay.png"
     assert main(["segment", str(image_path), "--scribbles", str(scrib_path), "--out", str(out),
                  "--overlay", str(ov)]) == 0
-    labels = read_image(out)
+    labels = read_image(out, palette_indices=True)
     assert labels.shape == truth.shape and np.mean(labels == truth) > 0.85
+    colours = read_image(out)  # what a viewer shows: one distinct colour per segment
+    assert colours.shape[:2] == truth.shape and colours.shape[2] in (3, 4)
+    assert len(np.unique(colours.reshape(-1, colours.shape[2]), axis=0)) == len(np.unique(labels))
+    assert not (colours[..., :3] == 0).all(axis=-1).any()  # no segment drawn black
     assert read_image(ov).shape == truth.shape + (3,)
     assert "wrote" in capsys.readouterr().out
+    raw = tmp_path / "raw.png"
+    assert main(["segment", str(image_path), "--scribbles", str(scrib_path), "--out", str(raw), "--raw-labels"]) == 0
+    np.testing.assert_array_equal(read_image(raw), labels)
 
 
 def test_cli_segment_errors(tmp_path, capsys):
