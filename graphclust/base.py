@@ -97,6 +97,11 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
         self._validate_params()
         start = time.perf_counter()
         problem = as_problem(X)
+        if problem.X is None and self._needs_features():
+            raise InvalidFeaturesError(
+                f"{type(self).__name__} needs node features: give nodes a 'features' attribute (or fit on an "
+                f"array X); these nodes have none. Methods that work on a graph alone: COSC, SpectralClustering, "
+                f"DCP and AutoCluster")
         S = side_information(problem.nodes, y, sideinfo)
         if S is not None:
             problem = problem.with_side_info(S)
@@ -120,6 +125,10 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
         if "max_iter" in self._param_names() or "n_iter" in self._param_names():
             self.n_iter_ = int(result.info.get("iterations", len(result.history)))
         return self
+
+    def _needs_features(self):
+        """Whether the method clusters node features (a graph alone will not do)."""
+        return False
 
     def _new_points(self, X):
         """New feature rows for ``predict``, checked against the fit's features."""

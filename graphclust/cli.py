@@ -96,8 +96,10 @@ def _cmd_cluster(args):
 
 
 def _cmd_methods(args):
-    for name, (_, description) in sorted(_methods().items()):
-        print(f"{name:18s} {description}")
+    print(f"{'method':12s} {'input':18s} description")
+    for name, (factory, description) in sorted(_methods().items()):
+        needs = factory(n_clusters=2, random_state=0)._needs_features()
+        print(f"{name:12s} {'node features' if needs else 'graph or features':18s} {description}")
     return 0
 
 

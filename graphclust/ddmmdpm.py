@@ -385,6 +385,9 @@ class DDMMDPM(BayesianClusteringEstimator):
         "point_estimate": Choice("binder", "last"),
     }
 
+    def _needs_features(self):
+        return True
+
     def __init__(self, similarity="sum", *, distance="euclidean", n_neighbors=10, gamma="auto", floor=True,
                  alpha=1.0, lam="auto", beta=1.0, base_std=1.0, pa_cap=0.01, margin=1.0, removal_shrink=0.01,
                  bias=False, ml_strength=1.0, cl_penalty=1.0, constraint_weight="auto", phantom_rival=False,

@@ -317,6 +317,9 @@ class HMRF(ClusteringEstimator):
                 "m_step_seconds": m_seconds, "engine_runs": engine_runs}
         return node_labels, ClusteringResult(objective=history[-1], history=history, info=info)
 
+    def _needs_features(self):
+        return bool((self.potentials or Centroids(2)).requires_features)
+
     def predict(self, X):
         """Cluster labels of new points: the cluster whose unary cost (the provider's
         distortion to its centre under the learnt metric) is lowest, as in an E-step

@@ -792,6 +792,9 @@ class RDPMeans(ClusteringEstimator):
             fixed = tuple(float(v) for v in xi) if isinstance(xi, (tuple, list)) else (float(xi), float(xi))
         return mode, fixed
 
+    def _needs_features(self):
+        return True
+
     def predict(self, X):
         """Cluster labels of new points: the nearest of ``centroids_`` under the
         divergence of the fit (squared Euclidean, or KL between the smoothed rows).

@@ -323,6 +323,9 @@ class TVClust(BayesianClusteringEstimator):
         "point_estimate": Choice("binder", "map"),
     }
 
+    def _needs_features(self):
+        return True
+
     def __init__(self, likelihood="gaussian", *, alpha=1.0, p=0.9, q=0.9, learn_pq=False, p_prior=(10.0, 1.0),
                  q_prior=(10.0, 1.0), learn_alpha=False, alpha_prior=(1.0, 1.0), n_iter=200, burn_in=None, thin=1,
                  n_chains=1, n_split_merge=10, init="rdpmeans", point_estimate="binder", random_state=None,

@@ -106,3 +106,26 @@ def test_cosc_reports_every_split_and_stops_when_asked():
     stopped.fit(G)
     assert [s[:2] for s in seen] == [(1, 2), (2, 3)] and stopped.n_clusters_ == 3
     assert [s[2] for s in seen] == pytest.approx(est.result_.history[:2])
+
+
+def test_a_plain_graph_is_clustered_or_refused_naming_the_graph_methods(estimator):
+    """On a graph without node features, a method clusters it or says which ones would."""
+    G = nx.barbell_graph(5, 0)
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 9)])
+    if estimator._needs_features():
+        with pytest.raises(gc.errors.InvalidFeaturesError,
+                           match=f"{type(estimator).__name__} needs node features.*COSC, SpectralClustering, DCP"):
+            estimator.fit(G, S)
+    else:
+        assert estimator.fit(G, S).labels_.shape == (10,)
+
+
+def test_methods_command_says_which_input_each_method_takes(capsys):
+    from graphclust.cli import main
+
+    assert main(["methods"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert set(rows) == set(METHODS)
+    for name, line in rows.items():
+        needs = METHODS[name][0](n_clusters=2, random_state=0)._needs_features()
+        assert ("node features" in line) == needs and ("graph or features" in line) == (not needs), line
