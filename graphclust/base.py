@@ -175,17 +175,19 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
 
 
 class Transductive:
-    """Mixin for an estimator that clusters the nodes it was fitted on and has no model
-    of a cluster to place new points with: ``predict`` is absent (``hasattr`` is False,
-    so scikit-learn does not expect it), and asking for it says why and what to do."""
+    """Mixin for an estimator without ``predict``: ``hasattr(est, "predict")`` is False
+    (so scikit-learn does not expect it), and asking for it says why and what to do.
+    ``_no_predict`` says why; the default is a method with no model of a cluster."""
+
+    _no_predict = ("is transductive: it partitions the nodes it was fitted on and has no model of a cluster "
+                   "for new points")
 
     @property
     def predict(self):
         name = type(self).__name__
         raise AttributeError(
-            f"{name} is transductive: it partitions the nodes it was fitted on and has no model of a cluster "
-            f"for new points; fit {name} on the old and new points together (constraints may name the old ones "
-            "only), or use an estimator with predict (HMRF, RDPMeans, DPMeans, DCP)")
+            f"{name} {self._no_predict}; fit {name} on the old and new points together (constraints may name "
+            "the old ones only), or use an estimator with predict (HMRF, RDPMeans, DPMeans, DCP)")
 
 
 def canonical_labels(labels):

@@ -33,7 +33,7 @@ from numba import njit
 
 from ._params import AnyOf, Boolean, Options, Real
 from ._utils import check_random_state
-from .base import ClusteringResult, register_method
+from .base import ClusteringResult, Transductive, register_method
 from .bayesian import BayesianClusteringEstimator, Choice, SamplerItems, SweepMonitor, canonical_rows
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain, no_side_information
@@ -165,7 +165,7 @@ def _log_joint(mode, use_max, log_new, pri, side, items, comp, zn, theta, tsq, b
 
 
 # ============================================================================ estimators
-class DDMMDPM(BayesianClusteringEstimator):
+class DDMMDPM(Transductive, BayesianClusteringEstimator):
     """Distance-dependent maximum-margin Dirichlet-process mixture (dd-MMDPM).
 
     A Dirichlet-process mixture whose clusters are linear max-margin scorers ``θ_k``,
@@ -384,6 +384,8 @@ class DDMMDPM(BayesianClusteringEstimator):
         "init": Choice("single", other="an array of labels"),
         "point_estimate": Choice("binder", "last"),
     }
+
+    _no_predict = "has no predict yet: placing new points by its posterior predictive is not implemented"
 
     def _needs_features(self):
         return True

@@ -36,7 +36,7 @@ from scipy.special import betaln
 
 from ._params import Boolean, Integer, Real
 from ._utils import check_float, check_random_state
-from .base import ClusteringResult, register_method
+from .base import ClusteringResult, Transductive, register_method
 from .bayesian import BayesianClusteringEstimator, Choice, Pair, SamplerItems, SweepMonitor
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain
@@ -112,7 +112,7 @@ def _check_credibility(value, name):
 
 
 # ============================================================================ estimator
-class TVClust(BayesianClusteringEstimator):
+class TVClust(Transductive, BayesianClusteringEstimator):
     """Dirichlet-process mixture clustering with noisy side information (TVClust),
     by collapsed Gibbs sampling.
 
@@ -322,6 +322,8 @@ class TVClust(BayesianClusteringEstimator):
         "init": Choice("sequential", "rdpmeans", other="an array of labels"),
         "point_estimate": Choice("binder", "map"),
     }
+
+    _no_predict = "has no predict yet: placing new points by its posterior predictive is not implemented"
 
     def _needs_features(self):
         return True

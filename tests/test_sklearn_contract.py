@@ -215,10 +215,16 @@ def test_predict_maps_the_method_clusters_to_the_canonical_labels():
     np.testing.assert_array_equal(est.predict(X[order]), est.labels_)
 
 
-def test_transductive_estimators_say_so():
+def test_estimators_without_predict_say_why():
     X, _ = _blobs()
     for est in (gc.COSC(n_clusters=3, random_state=0), gc.SpectralClustering(3, random_state=0)):
         est.fit(X)
         assert not hasattr(est, "predict")
         with pytest.raises(AttributeError, match="is transductive: .* fit .* on the old and new points together"):
+            est.predict(X)
+    for est in (gc.TVClust(n_iter=10, random_state=0), gc.DDMMDPM(n_iter=10, random_state=0),
+                gc.MMDPM(n_iter=10, random_state=0)):
+        est.fit(X)
+        assert not hasattr(est, "predict")
+        with pytest.raises(AttributeError, match="has no predict yet: .* fit .* on the old and new points together"):
             est.predict(X)
