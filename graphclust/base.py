@@ -122,6 +122,8 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
         self.problem_ = problem
         if problem.X is not None:
             self.n_features_in_ = int(problem.X.shape[1])
+        if hasattr(X, "columns") and hasattr(X, "iloc"):  # a DataFrame, as scikit-learn records it
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         if "max_iter" in self._param_names() or "n_iter" in self._param_names():
             self.n_iter_ = int(result.info.get("iterations", len(result.history)))
         return self

@@ -429,6 +429,10 @@ def as_problem(data, S=None, **kwargs):
         return data.with_side_info(S) if S is not None else data
     if isinstance(data, nx.Graph):
         return Problem.from_graph(data, S, **kwargs)
+    if hasattr(data, "iloc") and hasattr(data, "index") and getattr(data, "ndim", 0) == 2:
+        # a DataFrame: its index names the nodes (partition_ keys, constraint endpoints)
+        kwargs.setdefault("nodes", list(data.index))
+        return Problem.from_array(data.to_numpy(), S, **kwargs)
     if sp.issparse(data):
         if data.ndim == 2 and data.shape[0] != data.shape[1]:
             # not a similarity matrix: sparse feature rows, which the estimators use dense

@@ -228,3 +228,16 @@ def test_estimators_without_predict_say_why():
         assert not hasattr(est, "predict")
         with pytest.raises(AttributeError, match="has no predict yet: .* fit .* on the old and new points together"):
             est.predict(X)
+
+
+def test_a_dataframe_index_names_the_nodes():
+    pd = pytest.importorskip("pandas")
+    X, y = _blobs(30)
+    frame = pd.DataFrame(X, columns=["width", "height"], index=[f"item{i}" for i in range(30)])
+    S = gc.SideInfo.from_pairs(must=[("item0", "item1")], cannot=[("item0", "item29")])
+    est = gc.HMRF(gc.potentials.Centroids(3), random_state=0).fit(frame, S)
+    assert est.nodes_ == list(frame.index) and set(est.partition_) == set(frame.index)
+    assert est.partition_["item0"] == est.partition_["item1"] != est.partition_["item29"]
+    assert list(est.feature_names_in_) == ["width", "height"]
+    np.testing.assert_array_equal(est.labels_, gc.HMRF(gc.potentials.Centroids(3), random_state=0).fit(
+        X, gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 29)])).labels_)
