@@ -66,9 +66,10 @@ class HMRF(ClusteringEstimator):
     Parameters
     ----------
     potentials : NodePotentials or None, default=None
-        The node-potential provider; ``None`` means ``Centroids(2)`` (squared
-        Euclidean k-means costs). Its ``n_clusters`` is the number of clusters. It is
-        cloned at ``fit``, never modified.
+        The node-potential provider, e.g. ``Centroids(k)`` (squared Euclidean k-means
+        costs); its ``n_clusters`` is the number of clusters. It is cloned at ``fit``,
+        never modified. Required at ``fit``: ``None`` is refused rather than guessed
+        (use :func:`graphclust.cluster` to choose the number of clusters).
     inference : str, default="bp"
         E-step engine, a key of :data:`graphclust.inference.ENGINES`: ``"icm"``,
         ``"bp"``, ``"lp"``, ``"exact"``, ... Loopy BP is the default: it matches the LP's
@@ -209,7 +210,11 @@ class HMRF(ClusteringEstimator):
     # ------------------------------------------------------------------ fit
     def _fit(self, problem, start=None, warm=None):
         rng = check_random_state(self.random_state)
-        provider = (self.potentials or Centroids(2)).clone()
+        if self.potentials is None:
+            raise InvalidParameterError(
+                "HMRF needs potentials, which fix the number of clusters: HMRF(gc.potentials.Centroids(n_clusters)); "
+                "to choose the number from the data and the constraints use gc.cluster(X, S) or gc.AutoCluster")
+        provider = self.potentials.clone()
         provider._validate_params()
         if warm is not None:  # a trial fit of the constraint-weight choice: same data as ``warm``'s
             provider.share_caches(warm)

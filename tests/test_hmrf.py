@@ -541,3 +541,10 @@ def test_closure_auto_uses_it_on_consistent_side_information_only():
 def test_use_closure_is_checked():
     with pytest.raises(InvalidParameterError, match="use_closure of HMRF must be one of 'auto', True, False"):
         gc.HMRF(use_closure="yes").fit(np.eye(3))
+
+
+def test_no_potentials_is_refused_not_guessed():
+    """HMRF() used to cluster into 2 without a word; it now says how to give k or choose it."""
+    X = np.array([[0.0], [0.1], [5.0], [5.1], [9.0], [9.1]])
+    with pytest.raises(InvalidParameterError, match=r"HMRF needs potentials.*Centroids\(n_clusters\).*gc.cluster"):
+        gc.HMRF().fit(X)
