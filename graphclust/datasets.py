@@ -1,9 +1,10 @@
 """Small data sets and synthetic generators for examples, tests and benchmarks.
 
-* Classic UCI tables shipped with the package (no download, no extra dependency):
-  :func:`load_iris`, :func:`load_wine`, :func:`load_breast_cancer`,
-  :func:`load_digits`, and the other three sets of the TVClust / RDP-means paper's
-  protocol, :func:`load_ecoli`, :func:`load_glass` and :func:`load_balance_scale`.
+* Classic UCI tables (no download): :func:`load_iris`, :func:`load_wine`,
+  :func:`load_breast_cancer` and :func:`load_digits` from scikit-learn's bundled copies,
+  and the other three sets of the TVClust / RDP-means paper's protocol, which
+  scikit-learn lacks and graphclust ships: :func:`load_ecoli`, :func:`load_glass` and
+  :func:`load_balance_scale`.
   Each returns ``(X, y)``: float64 features and int64 classes. Attribution is in
   ``graphclust/data/README.md``.
 * Images from scikit-image (the ``image`` extra): :func:`load_horse` (a silhouette with
@@ -69,6 +70,14 @@ def load_demo():
     return G, S, y, int(len(np.unique(y)))
 
 
+def _from_sklearn(name):
+    """scikit-learn's bundled copy of a classic table, as float64 features and int64 classes."""
+    from sklearn import datasets
+
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    return np.ascontiguousarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
+
+
 def _load_table(filename):
     """Read ``graphclust/data/<filename>``: a header line, then features and a class column."""
     with resources.as_file(resources.files(__package__) / "data" / filename) as path:
@@ -101,7 +110,7 @@ def load_iris():
     >>> X.shape, X[0].tolist(), y[[0, 50, 100]].tolist()
     ((150, 4), [5.1, 3.5, 1.4, 0.2], [0, 1, 2])
     """
-    return _load_table("iris.csv")
+    return _from_sklearn("iris")
 
 
 def load_wine():
@@ -128,7 +137,7 @@ def load_wine():
     >>> X.shape, [int((y == k).sum()) for k in range(3)]
     ((178, 13), [59, 71, 48])
     """
-    return _load_table("wine.csv")
+    return _from_sklearn("wine")
 
 
 def load_breast_cancer():
@@ -155,7 +164,7 @@ def load_breast_cancer():
     >>> X.shape, int((y == 0).sum()), int((y == 1).sum())
     ((569, 30), 212, 357)
     """
-    return _load_table("breast_cancer.csv.gz")
+    return _from_sklearn("breast_cancer")
 
 
 def load_digits():
@@ -181,7 +190,7 @@ def load_digits():
     >>> X.shape, int(X.max()), y[:10].tolist()
     ((1797, 64), 16, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     """
-    return _load_table("digits.csv.gz")
+    return _from_sklearn("digits")
 
 
 def load_ecoli():
