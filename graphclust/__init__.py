@@ -6,7 +6,10 @@ converted once into a :class:`Problem` of arrays; every algorithm works on array
 maps its answer back to node keys.
 """
 
-from . import datasets, errors, inference, metrics, potentials
+from . import _utils
+
+_utils._COMPILATION["cold"] = _utils.kernel_cache_is_cold()  # before any module compiles a kernel
+from . import datasets, errors, inference, metrics, potentials  # noqa: E402
 from .base import ClusteringResult, check_is_fitted
 from .energy import Energy
 from .hmrf import HMRF

@@ -223,6 +223,36 @@ def quiet_native_stdout(enabled=True):
         os.close(saved)
 
 
+def kernel_cache_is_cold():
+    """True when no compiled numba kernel is cached (in ``NUMBA_CACHE_DIR`` if set, else
+    next to graphclust's modules). Called as the package is imported, before any module
+    compiles its eager kernels."""
+    import glob
+
+    root = os.environ.get("NUMBA_CACHE_DIR") or os.path.dirname(os.path.abspath(__file__))
+    return next(glob.iglob(os.path.join(root, "**", "*.nbi"), recursive=True), None) is None
+
+
+#: whether the cache was cold at import, and whether that was said already
+_COMPILATION = {"cold": False, "announced": False}
+
+
+def announce_compilation_once():
+    """Warn once per process (:class:`~graphclust.errors.CompilationNotice`) when the
+    kernel cache was empty at import: the first fits then spend most of their time
+    compiling, and a user should know that the wait happens once."""
+    if not _COMPILATION["cold"] or _COMPILATION["announced"]:
+        return
+    _COMPILATION["announced"] = True
+    import warnings
+
+    from .errors import CompilationNotice
+
+    warnings.warn(
+        "graphclust compiles its numba kernels on first use (up to a minute over the first fits); they are "
+        "cached for later runs", CompilationNotice, stacklevel=3)
+
+
 def progress_bar(enabled, total, desc, *, unit="it", leave=True):
     """A tqdm bar, or None when ``enabled`` is false (tqdm is imported only when needed).
     ``total`` is the most steps the run may take; a run that stops sooner (converged,

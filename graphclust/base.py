@@ -91,10 +91,12 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
         >>> gc.HMRF(gc.potentials.Centroids(2), random_state=0).fit(X, sideinfo=S).n_clusters_
         2
         """
+        from ._utils import announce_compilation_once
         from .problem import as_problem
         from .sideinfo import side_information
 
         self._validate_params()
+        announce_compilation_once()
         start = time.perf_counter()
         problem = as_problem(X)
         if problem.X is None and self._needs_features():

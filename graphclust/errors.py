@@ -21,6 +21,7 @@ __all__ = [
     "MissingDependencyError",
     "ProblemTooLargeError",
     "ImageReadError",
+    "CompilationNotice",
 ]
 
 
@@ -184,3 +185,8 @@ class ImageReadError(GraphclustError, ValueError):
     def __init__(self, message, *, path=None):
         super().__init__(message)
         self.path = path
+
+
+class CompilationNotice(UserWarning):
+    """Shown once per process when graphclust's numba kernels are not cached yet: the
+    first fits compile them (up to a minute in all), later runs load them from disk."""

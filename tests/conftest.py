@@ -10,6 +10,12 @@ settings.register_profile("ci", max_examples=60, deadline=None)
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# the once-per-process compilation notice would land in whichever test fits first on a
+# fresh machine (tests that turn warnings into errors among them); it has its own test
+import graphclust._utils as _gc_utils  # noqa: E402
+
+_gc_utils._COMPILATION["announced"] = True
+
 
 @pytest.fixture
 def global_random_seed():

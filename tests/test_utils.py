@@ -60,3 +60,21 @@ def test_group_sums_matches_add_at(weighted):
     out = group_sums(groups, rows, 7, w)
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
     out[0] = 0.0  # a fresh, writable array
+
+
+def test_a_cold_kernel_cache_is_announced_once(tmp_path):
+    """The first fit in a process with no cached kernels says it is compiling; a run
+    that finds the cache says nothing."""
+    import subprocess
+    import sys
+
+    code = ("import warnings, numpy as np, graphclust as gc\n"
+            "warnings.simplefilter('always')\n"
+            "X = np.array([[0.0], [0.1], [5.0], [5.1]])\n"
+            "gc.DPMeans(n_clusters=2, random_state=0).fit(X)\n"
+            "gc.DPMeans(n_clusters=2, random_state=0).fit(X)\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+            for _ in range(2)]
+    assert runs[0].stderr.count("CompilationNotice") == 1 and "compiles its numba kernels" in runs[0].stderr
+    assert "CompilationNotice" not in runs[1].stderr
