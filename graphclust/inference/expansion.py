@@ -444,18 +444,7 @@ def _fill_qpbo(l0, l1, U, e0, e1, w, m, tables, slot, res, tr):  # pragma: no co
         a0, a1, b0, b1 = l0[i], l1[i], l0[j], l1[j]
         if a0 == a1 and b0 == b1:
             continue
-        if k < m:
-            wk = w[k]
-            A = _potts(wk, a0, b0)
-            B = _potts(wk, a0, b1)
-            C = _potts(wk, a1, b0)
-            D = _potts(wk, a1, b1)
-        else:
-            t = k - m
-            A = tables[t, a0, b0]
-            B = tables[t, a0, b1]
-            C = tables[t, a1, b0]
-            D = tables[t, a1, b1]
+        A, B, C, D = _move_table(k, m, w, tables, a0, a1, b0, b1)
         lam = B + C - A - D
         if lam >= 0.0 or slot[k] < 0:
             if lam < 0.0:  # cannot happen for terms without a slot; stay safe
@@ -523,18 +512,7 @@ def _fill_move(l0, l1, xcur, U, e0, e1, w, m, tables, res, tr):  # pragma: no co
             res[2 * k] = 0.0
             res[2 * k + 1] = 0.0
             continue
-        if k < m:
-            wk = w[k]
-            A = _potts(wk, a0, b0)
-            B = _potts(wk, a0, b1)
-            C = _potts(wk, a1, b0)
-            D = _potts(wk, a1, b1)
-        else:
-            t = k - m
-            A = tables[t, a0, b0]
-            B = tables[t, a0, b1]
-            C = tables[t, a1, b0]
-            D = tables[t, a1, b1]
+        A, B, C, D = _move_table(k, m, w, tables, a0, a1, b0, b1)
         lam = B + C - A - D
         if lam < 0.0:
             # truncation: raise B or C, never the current entry, so the move energy
@@ -579,6 +557,18 @@ def _fill_move(l0, l1, xcur, U, e0, e1, w, m, tables, res, tr):  # pragma: no co
         else:
             total += t
     return const, total, n_trunc
+
+
+@njit(cache=True, inline="always")
+def _move_table(k, m, w, tables, a0, a1, b0, b1):  # pragma: no cover - compiled
+    """Term ``k``'s 2×2 move table ``(A, B, C, D)`` over ``(x_i, x_j) = (0,0), (0,1),
+    (1,0), (1,1)``, ends moving ``a0 → a1`` and ``b0 → b1``: a Potts term of weight
+    ``w[k]`` for ``k < m``, else the pair table ``tables[k − m]``."""
+    if k < m:
+        wk = w[k]
+        return _potts(wk, a0, b0), _potts(wk, a0, b1), _potts(wk, a1, b0), _potts(wk, a1, b1)
+    t = k - m
+    return tables[t, a0, b0], tables[t, a0, b1], tables[t, a1, b0], tables[t, a1, b1]
 
 
 @njit(cache=True, inline="always")
