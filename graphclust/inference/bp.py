@@ -119,6 +119,31 @@ def _merge_tables(energy, pe, pw):
 
 
 # --------------------------------------------------------------------------- kernels
+@njit(cache=True, inline="always")
+def _decode_given_neighbours(c, labels, nbr, tab, w, tables, msg, e0, e1, tie, scale):  # pragma: no cover
+    """The label of a node whose belief is in ``c``, conditioned on the neighbours
+    already decoded (slots ``e0..e1`` of its adjacency): each such neighbour's message
+    is replaced by its pair term at the neighbour's label, so on a forest the decoded
+    labelling is a joint minimum. BP and TRW-S decode with it. ``c`` is overwritten."""
+    K = len(c)
+    for p in range(e0, e1):
+        lj = labels[nbr[p]]
+        t = tab[p]
+        cw = w[p]
+        if t >= 0:
+            for k in range(K):
+                c[k] += tables[t, lj, k] - msg[p, k]
+        elif cw > 0:
+            for k in range(K):
+                c[k] += cw - msg[p, k]
+            c[lj] -= cw
+        else:
+            for k in range(K):
+                c[k] -= msg[p, k]
+            c[lj] -= cw
+    return _argmin_tie(c, tie, scale)
+
+
 @njit(cache=True)
 def _sweep(U, order, split, indptr, nbr, rev, w, tab, tables, msg, out, damping, forward, decode, labels, tie,
            scale):
@@ -161,22 +186,7 @@ def _sweep(U, order, split, indptr, nbr, rev, w, tab, tables, msg, out, damping,
             for k in range(K):
                 c[k] = b[k]
             e0, e1 = (lo, split[i]) if forward else (split[i], hi)
-            for p in range(e0, e1):
-                lj = labels[nbr[p]]
-                t = tab[p]
-                cw = w[p]
-                if t >= 0:
-                    for k in range(K):
-                        c[k] += tables[t, lj, k] - msg[p, k]
-                elif cw > 0:
-                    for k in range(K):
-                        c[k] += cw - msg[p, k]
-                    c[lj] -= cw
-                else:
-                    for k in range(K):
-                        c[k] -= msg[p, k]
-                    c[lj] -= cw
-            labels[i] = _argmin_tie(c, tie, scale)
+            labels[i] = _decode_given_neighbours(c, labels, nbr, tab, w, tables, msg, e0, e1, tie, scale)
         elif decode == 1:
             labels[i] = _argmin_tie(b, tie, scale)
         for p in range(lo, hi):

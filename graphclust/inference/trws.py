@@ -25,7 +25,7 @@ from numba import njit
 
 from .._utils import check_float, check_int, check_random_state, progress_bar
 from .base import InferenceResult, register_engine
-from .bp import _argmin_tie, _decode, _sweep_order, _term_scale
+from .bp import _decode, _decode_given_neighbours, _sweep_order, _term_scale
 from .icm import _initial_labels
 
 __all__ = ["trws"]
@@ -63,22 +63,7 @@ def _pass(U, order, split, indptr, nbr, rev, w, tab, tables, msg, gamma, forward
             c[k] = b[k]
         g = gamma[i]
         bound += (1.0 - (l1 - l0) * g) * bmin  # the chains that end at i
-        for p in range(e0, e1):
-            lj = labels[nbr[p]]
-            t = tab[p]
-            cw = w[p]
-            if t >= 0:
-                for k in range(K):
-                    c[k] += tables[t, lj, k] - msg[p, k]
-            elif cw > 0:
-                for k in range(K):
-                    c[k] += cw - msg[p, k]
-                c[lj] -= cw
-            else:
-                for k in range(K):
-                    c[k] -= msg[p, k]
-                c[lj] -= cw
-        labels[i] = _argmin_tie(c, tie, scale)
+        labels[i] = _decode_given_neighbours(c, labels, nbr, tab, w, tables, msg, e0, e1, tie, scale)
         for p in range(l0, l1):
             q = rev[p]  # the message into nbr[p] from i
             h1 = np.inf
