@@ -44,7 +44,7 @@ import graphclust as gc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_noisy_defaults as noisy  # noqa: E402
-from bench_noisy_defaults import MAX_PAIRS, NOISE, RATES  # noqa: E402
+from bench_noisy_defaults import NOISE, RATES, draws  # noqa: E402
 from bench_sideinfo_uci import call_with_limit  # noqa: E402
 from bench_sideinfo_uci import load as load_uci  # noqa: E402
 
@@ -98,10 +98,7 @@ def run(args, log):
         for rate in args.rates:
             for noise in args.noise:
                 cell = defaultdict(list)
-                for r in range(args.runs):
-                    cseed, mseed = seeds(ds, rate, noise, r)
-                    pairs = int(min(round(rate * n * (n - 1) / 2), MAX_PAIRS))
-                    S = gc.SideInfo.sample(y, pairs, noise=noise, random_state=cseed)
+                for r, S, mseed in draws(ds, y, rate, noise, args.runs, seeds=seeds):
                     for m in args.methods:
                         def call(m=m, S=S):
                             with warnings.catch_warnings():

@@ -86,6 +86,14 @@ def n_pairs(n, rate):
     return int(min(round(rate * n * (n - 1) / 2), MAX_PAIRS))
 
 
+def draws(dataset, y, rate, noise, runs, seeds=seeds):
+    """The protocol's side information for one cell: ``(run, S, method seed)`` per run,
+    ``n_pairs`` pairs drawn with their seeds (``seeds(dataset, rate, noise, run)``)."""
+    for r in range(runs):
+        cseed, mseed = seeds(dataset, rate, noise, r)
+        yield r, gc.SideInfo.sample(y, n_pairs(len(y), rate), noise=noise, random_state=cseed), mseed
+
+
 def flipped_mask(S, y):
     """Which constraints of ``S`` disagree with the true classes (in ``S.pairs`` order)."""
     pairs, w = arrays(S, len(y))
@@ -207,9 +215,7 @@ def run(args, log):
         for rate in args.rates:
             for noise in args.noise:
                 cell = defaultdict(list)
-                for r in range(args.runs):
-                    cseed, mseed = seeds(ds, rate, noise, r)
-                    S = gc.SideInfo.sample(y, n_pairs(n, rate), noise=noise, random_state=cseed)
+                for r, S, mseed in draws(ds, y, rate, noise, args.runs):
                     for key, fit in fitters.items():
                         if key in PEERS and noise > 0 and not args.noisy_peers:
                             continue

@@ -56,7 +56,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import graphclust as gc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_noisy_defaults import DATASETS, NOISE, RATES, SLACK, emit, n_pairs, seeds  # noqa: E402
+from bench_noisy_defaults import DATASETS, NOISE, RATES, SLACK, draws, emit  # noqa: E402
 from bench_sideinfo_uci import load  # noqa: E402
 
 
@@ -123,9 +123,7 @@ def run(args, log):
         log(f"\n== {ds}: n={n}, d={X.shape[1]}, k={k}")
         for rate in args.rates:
             for noise in args.noise:
-                for r in range(args.runs):
-                    cseed, mseed = seeds(ds, rate, noise, r)
-                    S = gc.SideInfo.sample(y, n_pairs(n, rate), noise=noise, random_state=cseed)
+                for r, S, mseed in draws(ds, y, rate, noise, args.runs):
                     problem = gc.Problem.from_array(X, S)
                     for v in ["kmeans", *args.variants]:
                         t0 = time.perf_counter()
