@@ -318,25 +318,34 @@ def test_label_costs_never_increase(engine):
 
 
 # ---------------------------------------------------------------------- the move kernel
+def _random_move(seed, swap, hard, tables):
+    """A random energy, its finite surrogate and one random move on it: ``(E, F, l0, l1,
+    xcur, e0, e1)`` with the labels on either side of the cut, the current side of every
+    node and the term ends (Potts edges, then tables)."""
+    rng, E = _random_energy(seed, hard=hard, tables=tables)
+    F = _surrogate(E)
+    n, K = E.n_nodes, E.n_labels
+    z = rng.integers(K, size=n)
+    a, b = rng.choice(K, size=2, replace=False)
+    if swap:
+        inside = (z == a) | (z == b)
+        l0, l1 = np.where(inside, a, z), np.where(inside, b, z)
+        xcur = (z == b).astype(np.int8)
+    else:
+        l0, l1, xcur = z.copy(), np.full(n, a), np.zeros(n, np.int8)
+    e0 = np.concatenate([F.edges[:, 0], E.table_edges[:, 0]])
+    e1 = np.concatenate([F.edges[:, 1], E.table_edges[:, 1]])
+    return E, F, l0, l1, xcur, e0, e1
+
+
 @pytest.mark.parametrize("swap", [False, True], ids=["expansion", "swap"])
 def test_move_energy_bounds_true_energy(swap):
     """The move graph's energy const + cut(x) is >= the true energy of every labelling
     the move can reach, and equal at the current labelling (what truncation promises);
     exactly equal everywhere when no term was truncated."""
     for seed in range(25):
-        rng, E = _random_energy(seed, hard=False, tables=seed % 3 == 0)
-        F = _surrogate(E)
-        n, K = E.n_nodes, E.n_labels
-        z = rng.integers(K, size=n)
-        a, b = rng.choice(K, size=2, replace=False)
-        if swap:
-            inside = (z == a) | (z == b)
-            l0, l1 = np.where(inside, a, z), np.where(inside, b, z)
-            xcur = (z == b).astype(np.int8)
-        else:
-            l0, l1, xcur = z.copy(), np.full(n, a), np.zeros(n, np.int8)
-        e0 = np.concatenate([F.edges[:, 0], E.table_edges[:, 0]])
-        e1 = np.concatenate([F.edges[:, 1], E.table_edges[:, 1]])
+        E, F, l0, l1, xcur, e0, e1 = _random_move(seed, swap, hard=False, tables=seed % 3 == 0)
+        n = E.n_nodes
         res, tr = np.zeros(2 * len(e0)), np.zeros(n)
         const, _, n_trunc = _fill_move(l0, l1, xcur, F.unary, e0, e1, F.weights, len(F.weights),
                                        np.ascontiguousarray(E.tables), res, tr)
@@ -361,18 +370,8 @@ def test_roof_dual_weak_persistency(swap):
     raise the move energy (what lets it improve on the truncated cut)."""
     n_labelled = 0
     for seed in range(40):
-        rng, E = _random_energy(seed, hard=seed % 2 == 0, tables=seed % 3 == 0)
-        F = _surrogate(E)
-        n, K = E.n_nodes, E.n_labels
-        z = rng.integers(K, size=n)
-        a, b = rng.choice(K, size=2, replace=False)
-        if swap:
-            inside = (z == a) | (z == b)
-            l0, l1 = np.where(inside, a, z), np.where(inside, b, z)
-        else:
-            l0, l1 = z.copy(), np.full(n, a)
-        e0 = np.concatenate([F.edges[:, 0], E.table_edges[:, 0]])
-        e1 = np.concatenate([F.edges[:, 1], E.table_edges[:, 1]])
+        E, F, l0, l1, _, e0, e1 = _random_move(seed, swap, hard=seed % 2 == 0, tables=seed % 3 == 0)
+        n = E.n_nodes
         w = F.weights
         g = _QPBOGraph(n, e0, e1, np.concatenate([w < 0, np.ones(len(E.tables), bool)]))
         args = (l0, l1, F.unary, e0, e1, w, np.ascontiguousarray(E.tables))
