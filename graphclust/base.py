@@ -113,10 +113,9 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
             from .metrics import violations
 
             result.violations = violations(problem, labels)
-        self.labels_ = canonical_labels(labels)
-        # which canonical label each of the method's own cluster ids became (for predict)
-        raw, first = np.unique(np.asarray(labels), return_index=True)
-        self._label_of_raw = (raw, self.labels_[first])
+        # the labels, and which canonical label each of the method's own cluster ids became (for predict)
+        self.labels_, raw, canon = _canonicalise(labels)
+        self._label_of_raw = (raw, canon)
         self.nodes_ = list(problem.nodes)
         self.partition_ = problem.partition(self.labels_)
         self.n_clusters_ = int(len(np.unique(self.labels_)))
@@ -201,11 +200,16 @@ def canonical_labels(labels):
     >>> canonical_labels([7, 7, 2, 9, 2]).tolist()
     [0, 0, 1, 2, 1]
     """
+    return _canonicalise(labels)[0]
+
+
+def _canonicalise(labels):
+    """``(canonical labels, distinct input labels, their canonical labels)``."""
     labels = np.asarray(labels)
     uniq, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     rank = np.empty(len(uniq), dtype=np.int64)
     rank[np.argsort(first)] = np.arange(len(uniq))
-    return rank[inverse.reshape(-1)]
+    return rank[inverse.reshape(-1)], uniq, rank
 
 
 def check_is_fitted(estimator, attribute="labels_"):

@@ -323,7 +323,7 @@ class HMRF(ClusteringEstimator):
         return node_labels, ClusteringResult(objective=history[-1], history=history, info=info)
 
     def _needs_features(self):
-        return bool((self.potentials or Centroids(2)).requires_features)
+        return self.potentials is None or bool(self.potentials.requires_features)
 
     def predict(self, X):
         """Cluster labels of new points: the cluster whose unary cost (the provider's
