@@ -189,10 +189,8 @@ def _parser():
                                 formatter_class=fmt)
     p.add_argument("--version", action="version", version=f"graphclust {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    _add = sub.add_parser
-    sub.add_parser = lambda *a, **k: _add(*a, formatter_class=fmt, **k)
 
-    c = sub.add_parser("check", help="report what the constraints in a file imply")
+    c = sub.add_parser("check", formatter_class=fmt, help="report what the constraints in a file imply")
     c.add_argument("file", help="GraphML file (data edges + kind=must/cannot edges)")
     c.add_argument("--side", help="side information in a second GraphML file or a CSV edge list")
     c.add_argument("--n-clusters", type=int, help="also check feasibility with this many clusters")
@@ -200,7 +198,7 @@ def _parser():
                    help="list the likely-wrong soft constraints: the lightest set whose removal leaves no conflict")
     c.set_defaults(func=_cmd_check)
 
-    c = sub.add_parser("cluster", help="cluster a GraphML file and write the labels")
+    c = sub.add_parser("cluster", formatter_class=fmt, help="cluster a GraphML file and write the labels")
     c.add_argument("file", help="GraphML file: the data graph, optionally with kind=must/cannot edges")
     c.add_argument("--method", required=True, help="a registered method (see 'graphclust methods')")
     c.add_argument("-k", "--n-clusters", type=int, default=2, help="number of clusters (a hint for RDP-means)")
@@ -212,7 +210,7 @@ def _parser():
     c.add_argument("--label-name", default="cluster", help="name of the node attribute the labels are written to")
     c.set_defaults(func=_cmd_cluster)
 
-    c = sub.add_parser("segment", help="segment an image from scribbles (image extra)")
+    c = sub.add_parser("segment", formatter_class=fmt, help="segment an image from scribbles (image extra)")
     c.add_argument("image", help="image file (PNG, JPEG, TIFF, ...)")
     c.add_argument("--scribbles", help="scribble image of the same size: 0/black = none, labels or colours")
     c.add_argument("--method", default="hmrf-bp", help="hmrf-bp, hmrf-icm, hmrf-lp, cosc or rdpmeans")
@@ -231,10 +229,10 @@ def _parser():
     c.add_argument("--overlay", help="also write the image with the segments painted over it")
     c.set_defaults(func=_cmd_segment)
 
-    c = sub.add_parser("methods", help="list the registered methods")
+    c = sub.add_parser("methods", formatter_class=fmt, help="list the registered methods")
     c.set_defaults(func=_cmd_methods)
 
-    c = sub.add_parser("demo", help="run every registered method on the shipped demo problem")
+    c = sub.add_parser("demo", formatter_class=fmt, help="run every registered method on the shipped demo problem")
     c.add_argument("--methods", nargs="*", help="only these methods (default: all)")
     c.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     c.set_defaults(func=_cmd_demo)
