@@ -11,8 +11,13 @@ beside the one-standard-error choice). The reference: each candidate refitted on
 same partial labels and scored by ARI against the full classes. The choice is "within
 one step" when its position in the grid is at most one away from the best by ARI.
 
-    python benchmarks/bench_constraint_gridsearch.py [--seeds 5] [--labelled 0.1] [--datasets iris,wine,digits]
-        [--out FILE]
+With ``--pairs R`` the side information is pairwise instead: ``R × n`` random pairs
+(``SideInfo.sample``, clean) as :class:`graphclust.RowConstraints`, routed to the
+splitter, the estimator and :data:`graphclust.selection.heldout_constraint_score` by
+scikit-learn's metadata routing; the reference refits use all the pairs.
+
+    python benchmarks/bench_constraint_gridsearch.py [--seeds 5] [--labelled 0.1 | --pairs 1.0]
+        [--datasets iris,wine,digits] [--out FILE]
 
 One thread. Figures: ``docs/guide.md`` ("Choosing parameters without ground truth").
 """
@@ -27,33 +32,39 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
+import sklearn  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import graphclust as gc  # noqa: E402
-from graphclust.selection import ConstraintKFold, heldout_label_score, simplest_within_one_se  # noqa: E402
+from graphclust.selection import (  # noqa: E402
+    ConstraintKFold, heldout_constraint_score, heldout_label_score, simplest_within_one_se)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_noisy_defaults import emit  # noqa: E402
 from bench_sideinfo_uci import load  # noqa: E402
 
 
-def run(datasets, seeds, labelled, log):
+def run(datasets, seeds, labelled, log, pairs=None):
     rows = []
     for ds in datasets:
         X, y, k = load(ds, "zscore")
         grid = list(range(2, k + 5))
         for s in range(seeds):
             rng = np.random.default_rng([20261127, s])
-            partial = np.where(rng.random(len(y)) < labelled, y, -1)
+            if pairs is None:
+                side, scoring = {"y": np.where(rng.random(len(y)) < labelled, y, -1)}, heldout_label_score
+            else:
+                S = gc.SideInfo.sample(y, int(round(pairs * len(y))), random_state=rng)
+                side, scoring = {"sideinfo": gc.RowConstraints(S, len(y))}, heldout_constraint_score
             t0 = time.perf_counter()
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), sklearn.config_context(enable_metadata_routing=pairs is not None):
                 warnings.simplefilter("ignore")
                 search = GridSearchCV(gc.HMRF(gc.potentials.Centroids(2), random_state=s),
-                                      {"potentials__n_clusters": grid}, scoring=heldout_label_score,
-                                      cv=ConstraintKFold(3, random_state=s), refit=False).fit(X, partial)
+                                      {"potentials__n_clusters": grid}, scoring=scoring,
+                                      cv=ConstraintKFold(3, random_state=s), refit=False).fit(X, **side)
                 seconds = time.perf_counter() - t0
-                aris = [gc.ari(y, gc.HMRF(gc.potentials.Centroids(c), random_state=s).fit(X, partial).labels_)
+                aris = [gc.ari(y, gc.HMRF(gc.potentials.Centroids(c), random_state=s).fit(X, **side).labels_)
                         for c in grid]
             chosen = simplest_within_one_se(search.cv_results_)  # what refit=simplest_within_one_se picks
             top = int(np.argmax(search.cv_results_["mean_test_score"]))  # the plain best mean
@@ -69,8 +80,9 @@ def run(datasets, seeds, labelled, log):
     return rows
 
 
-def report(rows, labelled):
-    out = [f"GridSearchCV over potentials__n_clusters, {labelled:.0%} of the points labelled, "
+def report(rows, labelled, pairs=None):
+    what = f"{labelled:.0%} of the points labelled" if pairs is None else f"{pairs:g} clean pairs per point"
+    out = [f"GridSearchCV over potentials__n_clusters, {what}, "
            f"{len({r['seed'] for r in rows})} seeds:", "",
            "| data set | true k | chosen k (one-SE rule) | plain best mean | best k by ARI | within one step "
            "| or ARI within 0.01 of the best | ARI chosen / best |",
@@ -95,12 +107,14 @@ def main(argv=None):
     ap.add_argument("--datasets", default="iris,wine,digits")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--labelled", type=float, default=0.1)
+    ap.add_argument("--pairs", type=float, default=None, help="pairwise constraints, this many per point")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None, help="also write the per-run rows here")
     args = ap.parse_args(argv)
     with threadpool_limits(1):
-        rows = run(args.datasets.split(","), args.seeds, args.labelled, lambda m: print(m, file=sys.stderr, flush=True))
-    emit(report(rows, args.labelled), rows, args.out, args.json)
+        rows = run(args.datasets.split(","), args.seeds, args.labelled, lambda m: print(m, file=sys.stderr, flush=True),
+                   pairs=args.pairs)
+    emit(report(rows, args.labelled, args.pairs), rows, args.out, args.json)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from .merge import Lift, contract
 from .conflict_repair import SuspectReport, repair, suspects
 from .metrics import ari, nmi, pairwise_f_measure, violations
 from .problem import Problem, as_problem
-from .sideinfo import CheckReport, Conflict, SideInfo
+from .sideinfo import CheckReport, Conflict, RowConstraints, SideInfo
 from .spectral import COSC, SpectralClustering
 from .potentials import DPCentroids
 from .rdpmeans import DPMeans, RDPMeans
@@ -49,6 +49,7 @@ __all__ = [
     "Problem",
     "as_problem",
     "SideInfo",
+    "RowConstraints",
     "CheckReport",
     "Conflict",
     "contract",

@@ -58,6 +58,10 @@ class ClusteringEstimator(Parametrized, ClusterMixin, BaseEstimator):
     parent's), and put rules that tie parameters together in ``_check_params``.
     """
 
+    # side information is what these estimators are for: requested by default, so a
+    # routed sideinfo= reaches fit through Pipeline and GridSearchCV without set_fit_request
+    __metadata_request__fit = {"sideinfo": True}
+
     def fit(self, X, y=None, *, sideinfo=None):
         """Cluster ``X`` with optional side information; returns ``self``.
 

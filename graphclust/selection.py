@@ -23,7 +23,7 @@ splits. An answer unrelated to the constraints still scores 1/2 on average.
 import numpy as np
 
 __all__ = ["heldout_agreement", "split_fraction", "constraint_folds", "cross_validate_constraints", "above_chance",
-           "null_standard_error", "paired_standard_error", "ConstraintKFold", "heldout_label_score",
+           "null_standard_error", "paired_standard_error", "ConstraintKFold", "heldout_label_score", "heldout_constraint_score",
            "simplest_within_one_se"]
 
 
@@ -216,19 +216,37 @@ def above_chance(score, weights, *, z=2.0, min_per_kind=1):
 
 
 # ============================================================================ scikit-learn model selection
-class ConstraintKFold:
-    """Folds over the *labelled* points, for ``GridSearchCV`` and ``cross_val_score``
-    with partial labels as ``y`` (``-1`` unlabelled): every fold holds out a share of
-    the labelled points of each label as its test set, and trains on everything else,
-    the unlabelled points included (they are data, not answers). Scored by
-    :func:`heldout_label_score`, a grid search then chooses ``n_clusters``, a constraint
-    weight or ``lam`` from the side information alone, no ground truth needed.
+from sklearn.model_selection import BaseCrossValidator  # noqa: E402  (scikit-learn is a core dependency)
+
+
+_NOT_ROWS = ("sideinfo is a {}, which scikit-learn's cross-validation does not slice with X: each fold would "
+             "read row numbers of the whole data set; wrap it as graphclust.RowConstraints(S, len(X))")
+
+
+class ConstraintKFold(BaseCrossValidator):
+    """Folds over the side information, for ``GridSearchCV`` and ``cross_val_score``:
+    each fold holds out a share of the constrained points as its test set and trains on
+    the rest, so a grid search chooses ``n_clusters``, a constraint weight or ``lam``
+    from the side information alone, no ground truth needed.
+
+    * **Partial labels** as ``y`` (``-1`` unlabelled): each fold holds out a share of
+      the labelled points of each label. Score with :func:`heldout_label_score`.
+    * **Pairwise constraints** as ``sideinfo=`` (:class:`~graphclust.RowConstraints`,
+      which reach the splitter and the scorer by scikit-learn's metadata routing,
+      ``sklearn.set_config(enable_metadata_routing=True)``): the points in constraints
+      are dealt out by must-link component, a component never split, so every
+      must-link is held out in exactly one fold and no held-out pair is implied by the
+      training pairs (a fold trains only on the constraints between its training
+      points). A cannot-link is held out when both its points fall in one test fold.
+      Score with :data:`heldout_constraint_score`.
+
+    Unlabelled and unconstrained points are data, not answers: they always train.
 
     Parameters
     ----------
     n_splits : int, default=3
     shuffle : bool, default=True
-        Shuffle the labelled points of each label before dealing them out.
+        Shuffle the points (or must-link components) before dealing them out.
     random_state : None, int or numpy.random.Generator, default=None
 
     Examples
@@ -237,7 +255,17 @@ class ConstraintKFold:
     >>> y = np.array([0, 0, 1, 1, -1, -1])
     >>> [(train.tolist(), test.tolist()) for train, test in ConstraintKFold(2, shuffle=False).split(None, y)]
     [([1, 3, 4, 5], [0, 2]), ([0, 2, 4, 5], [1, 3])]
+
+    With pairs, a must-link component stays in one fold:
+
+    >>> import graphclust as gc
+    >>> C = gc.RowConstraints([(0, 1, 1.0), (1, 2, 1.0), (3, 4, 1.0), (2, 3, -1.0), (0, 5, -1.0)], n_rows=7)
+    >>> [test.tolist() for _, test in ConstraintKFold(2, shuffle=False).split(np.zeros((7, 1)), sideinfo=C)]
+    [[0, 1, 2], [3, 4, 5]]
     """
+
+    # the pairs reach split() through metadata routing, as groups do for GroupKFold
+    __metadata_request__split = {"sideinfo": True}
 
     def __init__(self, n_splits=3, *, shuffle=True, random_state=None):
         from ._utils import check_int
@@ -246,22 +274,35 @@ class ConstraintKFold:
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def get_n_splits(self, X=None, y=None, groups=None):
+    def get_n_splits(self, X=None, y=None, groups=None, *, sideinfo=None):
         return self.n_splits
 
-    def split(self, X, y, groups=None):
+    def split(self, X, y=None, groups=None, *, sideinfo=None):
+        """Yield ``(train, test)`` row indices; see the class description."""
         from ._utils import check_random_state
         from .errors import InvalidParameterError
 
-        if y is None:
-            raise InvalidParameterError("ConstraintKFold splits the labelled points: pass the partial labels as y")
-        y = np.asarray(y)
+        rng = check_random_state(self.random_state)
+        if y is not None and np.any(np.asarray(y) != -1):
+            fold = self._label_folds(np.asarray(y), rng)
+        elif sideinfo is not None:
+            fold = self._pair_folds(sideinfo, X, rng)
+        else:
+            raise InvalidParameterError(
+                "ConstraintKFold splits the side information: pass partial labels as y (-1 unlabelled), or "
+                "pairwise constraints as sideinfo=RowConstraints(S, len(X)) with scikit-learn's metadata routing "
+                "on (sklearn.set_config(enable_metadata_routing=True)) so that they reach the splitter")
+        for k in range(self.n_splits):
+            yield np.flatnonzero(fold != k), np.flatnonzero(fold == k)
+
+    def _label_folds(self, y, rng):
+        from .errors import InvalidParameterError
+
         labelled = np.flatnonzero(y != -1)
         if len(labelled) < self.n_splits:
             raise InvalidParameterError(
                 f"ConstraintKFold needs at least n_splits={self.n_splits} labelled points (y != -1), got "
                 f"{len(labelled)}")
-        rng = check_random_state(self.random_state)
         fold = np.full(len(y), -1, dtype=np.int64)
         start = 0
         for label in np.unique(y[labelled]):  # dealt round-robin per label: every fold gets its share
@@ -270,8 +311,84 @@ class ConstraintKFold:
                 members = members[rng.permutation(len(members))]
             fold[members] = (start + np.arange(len(members))) % self.n_splits
             start += len(members)
-        for k in range(self.n_splits):
-            yield np.flatnonzero(fold != k), np.flatnonzero(fold == k)
+        return fold
+
+    def _pair_folds(self, sideinfo, X, rng):
+        from .errors import InvalidParameterError
+        from .sideinfo import RowConstraints, must_link_components
+
+        if not isinstance(sideinfo, RowConstraints):
+            raise InvalidParameterError(_NOT_ROWS.format(type(sideinfo).__name__))
+        n = sideinfo.n_rows
+        pairs, weights = sideinfo.pairs, sideinfo.weights
+        constrained = np.zeros(n, dtype=bool)
+        constrained[pairs.ravel()] = True
+        _, comp = must_link_components(n, pairs[weights > 0])
+        units = np.unique(comp[constrained])
+        if len(units) < self.n_splits:
+            raise InvalidParameterError(
+                f"ConstraintKFold needs at least n_splits={self.n_splits} must-link components among the "
+                f"constrained points, got {len(units)}; use fewer splits or more constraints")
+        if self.shuffle:
+            units = units[rng.permutation(len(units))]
+        # largest components first, each to the fold with the fewest points so far
+        size = np.bincount(comp[constrained], minlength=comp.max() + 1)
+        units = units[np.argsort(-size[units], kind="stable")]
+        unit_fold = np.empty(comp.max() + 1, dtype=np.int64)
+        load = np.zeros(self.n_splits, dtype=np.int64)
+        for u in units.tolist():  # one step per component, not per point
+            k = int(np.argmin(load))
+            unit_fold[u] = k
+            load[k] += size[u]
+        fold = np.where(constrained, unit_fold[comp], -1)
+        held = fold[pairs[:, 0]] == fold[pairs[:, 1]]
+        empty = sorted(set(range(self.n_splits)) - set(fold[pairs[held, 0]].tolist()))
+        if empty:
+            raise InvalidParameterError(
+                f"ConstraintKFold: fold {empty[0]} holds out no constraint ({len(weights)} constraints, "
+                f"n_splits={self.n_splits}); use fewer splits or more constraints")
+        return fold
+
+
+class _HeldoutConstraintScore:
+    """Scorer: the balanced fraction of the held-out constraints (``sideinfo=``, a
+    :class:`~graphclust.RowConstraints` sliced to the test rows by scikit-learn) that
+    the fitted estimator's ``predict`` keeps, i.e. :func:`heldout_agreement` on the
+    test fold. It reaches ``sideinfo`` by metadata routing; ``nan`` for a fold with no
+    held-out constraint. Use it as ``scoring=`` with :class:`ConstraintKFold`.
+
+    The balanced count favours merging a little when there are many classes (must-links
+    are few), so pair it with ``refit=simplest_within_one_se`` and a grid ordered from
+    the fewest clusters.
+    """
+
+    def __call__(self, estimator, X, y=None, *, sideinfo=None):
+        from .errors import InvalidParameterError
+        from .sideinfo import RowConstraints
+
+        if sideinfo is None:
+            raise InvalidParameterError(
+                "heldout_constraint_score scores the held-out pairwise constraints, which reach it as sideinfo= "
+                "by scikit-learn's metadata routing: call sklearn.set_config(enable_metadata_routing=True) and "
+                "pass sideinfo=RowConstraints(S, len(X)) to fit")
+        if not isinstance(sideinfo, RowConstraints):
+            raise InvalidParameterError(_NOT_ROWS.format(type(sideinfo).__name__))
+        if len(sideinfo.weights) == 0:
+            return float("nan")
+        return heldout_agreement(np.asarray(estimator.predict(X)), sideinfo.pairs, sideinfo.weights)
+
+    def get_metadata_routing(self):
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=type(self).__name__)
+        request.score.add_request(param="sideinfo", alias=True)
+        return request
+
+    def __repr__(self):
+        return "heldout_constraint_score"
+
+
+heldout_constraint_score = _HeldoutConstraintScore()
 
 
 def heldout_label_score(estimator, X, y):

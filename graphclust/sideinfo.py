@@ -28,7 +28,7 @@ from .errors import (
     UnknownNodeError,
 )
 
-__all__ = ["SideInfo", "CheckReport", "Conflict"]
+__all__ = ["SideInfo", "RowConstraints", "CheckReport", "Conflict"]
 
 
 class SideInfo:
@@ -501,13 +501,107 @@ class SideInfo:
         return out
 
 
+class RowConstraints:
+    """Pairwise constraints between the rows of a feature matrix, in the form
+    scikit-learn's cross-validation splits together with ``X``.
+
+    scikit-learn hands a fit parameter to each fold sliced by the fold's rows when it
+    has one entry per row. A :class:`SideInfo` is keyed by node and has none, so
+    ``GridSearchCV`` would pass every constraint to every fold, naming rows the fold
+    does not have. A ``RowConstraints`` has ``len(X)`` entries: indexing it with rows
+    keeps the constraints between those rows, renumbered in the rows' order. Give it as
+    ``sideinfo=`` to ``fit``, ``GridSearchCV.fit`` or ``cross_val_score``; with
+    :class:`~graphclust.selection.ConstraintKFold` and
+    :data:`~graphclust.selection.heldout_constraint_score` the search is scored by the
+    held-out constraints (``docs/guide.md``, "Choosing parameters without ground truth").
+
+    Parameters
+    ----------
+    sideinfo : SideInfo, networkx.Graph or iterable of (u, v, weight)
+        Constraints whose nodes are row numbers ``0 .. n_rows - 1``.
+    n_rows : int
+        Number of rows of ``X``.
+
+    Attributes
+    ----------
+    pairs : ndarray of int64, shape (n_constraints, 2)
+        Row numbers, ``pairs[:, 0] < pairs[:, 1]``.
+    weights : ndarray of float64, shape (n_constraints,)
+        Signed strengths (``> 0`` must-link, ``< 0`` cannot-link, ``±inf`` hard).
+
+    Examples
+    --------
+    >>> import graphclust as gc
+    >>> C = gc.RowConstraints([(0, 1, 1.0), (1, 3, -1.0), (2, 3, 1.0)], n_rows=4)
+    >>> len(C), len(C[[1, 2, 3]].pairs)  # rows 1, 2, 3 keep two constraints
+    (4, 2)
+    >>> C[[3, 2, 1]].pairs.tolist()      # renumbered: rows 3, 2, 1 are now 0, 1, 2
+    [[0, 2], [0, 1]]
+    """
+
+    def __init__(self, sideinfo, n_rows):
+        n_rows = check_int(n_rows, "n_rows", low=0)
+        S = sideinfo if isinstance(sideinfo, SideInfo) else side_information([], sideinfo=sideinfo)
+        S = S if S is not None else SideInfo()
+        index = {}
+        for u in S.nodes():
+            if not (isinstance(u, numbers.Integral) and not isinstance(u, bool) and 0 <= u < n_rows):
+                raise UnknownNodeError(
+                    f"RowConstraints: node {u!r} of a constraint is not a row number in 0..{n_rows - 1}; "
+                    "constraints on rows name their rows by position", node=u)
+            index[u] = int(u)
+        self.pairs, self.weights = constraint_arrays(S.edges(), index)
+        self.n_rows = n_rows
+
+    @classmethod
+    def _from_arrays(cls, pairs, weights, n_rows):
+        out = cls.__new__(cls)
+        out.pairs, out.weights, out.n_rows = pairs, weights, n_rows
+        return out
+
+    @property
+    def shape(self):
+        """``(n_rows, n_rows)``: what scikit-learn reads as one entry per row."""
+        return (self.n_rows, self.n_rows)
+
+    def __len__(self):
+        return self.n_rows
+
+    def __getitem__(self, rows):
+        if isinstance(rows, tuple):  # scikit-learn indexes as rows[key, ...]
+            rows = rows[0]
+        rows = np.arange(self.n_rows)[rows]
+        if rows.ndim != 1:
+            raise InvalidParameterError("RowConstraints are indexed by a 1-D selection of rows")
+        position = np.full(self.n_rows, -1, dtype=np.int64)
+        position[rows] = np.arange(len(rows))
+        a, b = position[self.pairs[:, 0]], position[self.pairs[:, 1]]
+        keep = (a >= 0) & (b >= 0)
+        pairs = np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1)[keep]
+        return RowConstraints._from_arrays(pairs, self.weights[keep], len(rows))
+
+    def to_sideinfo(self, nodes=None):
+        """The constraints as a :class:`SideInfo` over ``nodes`` (default: the row numbers)."""
+        nodes = list(range(self.n_rows)) if nodes is None else list(nodes)
+        if len(nodes) != self.n_rows:
+            raise InvalidParameterError(
+                f"RowConstraints cover {self.n_rows} rows but the data has {len(nodes)}; build them with "
+                "n_rows=len(X) (a cross-validation fold slices both together)")
+        return SideInfo((nodes[a], nodes[b], w) for (a, b), w in zip(self.pairs.tolist(), self.weights.tolist()))
+
+    def __repr__(self):
+        return (f"RowConstraints(n_rows={self.n_rows}, n_must={int((self.weights > 0).sum())}, "
+                f"n_cannot={int((self.weights < 0).sum())})")
+
+
 def side_information(nodes, y=None, sideinfo=None):
     """The side information of an estimator's ``fit(X, y, sideinfo=...)``, or None.
 
     ``y``: partial labels in the order of ``nodes`` (``-1`` unlabelled), read as soft
     constraints of strength 1 (:meth:`SideInfo.from_labels`); a SideInfo or networkx
     graph there is taken as ``sideinfo`` (the older ``fit(G, S)``). ``sideinfo``: a
-    SideInfo, a signed networkx graph, or an iterable of ``(u, v, weight)`` triples.
+    SideInfo, a signed networkx graph, :class:`RowConstraints` (rows in the order of
+    ``nodes``), or an iterable of ``(u, v, weight)`` triples.
     """
     if isinstance(y, (SideInfo, nx.Graph)):
         if sideinfo is not None:
@@ -517,11 +611,13 @@ def side_information(nodes, y=None, sideinfo=None):
         y, sideinfo = None, y
     out = None
     if sideinfo is not None:
-        if isinstance(sideinfo, (SideInfo, nx.Graph)):
+        if isinstance(sideinfo, RowConstraints):
+            out = sideinfo.to_sideinfo(nodes)
+        elif isinstance(sideinfo, (SideInfo, nx.Graph)):
             out = SideInfo.from_graph(sideinfo)
         elif isinstance(sideinfo, (str, bytes)) or not hasattr(sideinfo, "__iter__"):
             raise InvalidParameterError(
-                f"sideinfo must be a SideInfo, a networkx graph or (u, v, weight) triples, got "
+                f"sideinfo must be a SideInfo, a networkx graph, RowConstraints or (u, v, weight) triples, got "
                 f"{type(sideinfo).__name__}")
         else:
             triples = []

@@ -237,3 +237,138 @@ def test_simplest_within_one_se_picks_the_first_candidate_near_the_best():
     assert simplest_within_one_se(results) == 1
     results["std_test_score"] = np.array([0.1, 0.1, 0.0, 0.2])
     assert simplest_within_one_se(results) == 2
+
+
+# ------------------------------------------------------------------ pairwise constraints through scikit-learn
+@pytest.fixture
+def metadata_routing():
+    import sklearn
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+def _four_blobs(seed=2):
+    rng = np.random.default_rng(seed)
+    truth = np.repeat([0, 1, 2, 3], 40)
+    X = rng.normal(scale=0.5, size=(160, 2)) + np.array([[0, 0], [4, 0], [0, 4], [4, 4]])[truth]
+    return X, truth
+
+
+def test_row_constraints_slice_to_the_pairs_between_the_rows_renumbered():
+    S = gc.SideInfo([(0, 5, 1.0), (2, 5, -np.inf), (1, 3, 2.0), (4, 0, -1.5)])
+    C = gc.RowConstraints(S, n_rows=6)
+    assert len(C) == C.shape[0] == 6
+    rows = np.array([5, 0, 2, 3])
+    sub = C[rows]
+    assert len(sub) == 4
+    got = {(int(rows[a]), int(rows[b])): w for (a, b), w in zip(sub.pairs.tolist(), sub.weights.tolist())}
+    want = {}
+    for u, v, w in S.edges():
+        if u in rows.tolist() and v in rows.tolist():
+            a, b = sorted((rows.tolist().index(u), rows.tolist().index(v)))
+            want[(int(rows[a]), int(rows[b]))] = w
+    assert got == want == {(5, 0): 1.0, (5, 2): -np.inf}
+    assert (sub.pairs[:, 0] < sub.pairs[:, 1]).all()
+    assert C[np.arange(6) > 2].n_rows == 3                       # a boolean mask
+    assert C[(np.array([0, 5]), Ellipsis)].pairs.tolist() == [[0, 1]]  # scikit-learn's rows[key, ...]
+    # into a fit: the rows are the data's nodes in order
+    side = gc.sideinfo.side_information(["a", "b", "c", "d"], sideinfo=gc.RowConstraints([(0, 3, -1.0)], 4))
+    assert side.weight("a", "d") == -1.0 and len(side) == 1
+
+
+def test_row_constraints_refuse_what_is_not_a_row():
+    from graphclust.errors import InvalidParameterError, UnknownNodeError
+
+    with pytest.raises(UnknownNodeError, match="node 7 .* not a row number in 0..4"):
+        gc.RowConstraints([(0, 7, 1.0)], n_rows=5)
+    with pytest.raises(UnknownNodeError, match="'x'"):
+        gc.RowConstraints([("x", 1, 1.0)], n_rows=5)
+    with pytest.raises(InvalidParameterError, match="cover 5 rows but the data has 3"):
+        gc.sideinfo.side_information([0, 1, 2], sideinfo=gc.RowConstraints([(0, 1, 1.0)], 5))
+
+
+def test_constraint_kfold_on_pairs_keeps_must_link_components_whole():
+    from graphclust.selection import ConstraintKFold
+    from graphclust.sideinfo import must_link_components
+
+    X, truth = _four_blobs()
+    S = gc.SideInfo.sample(truth, 150, random_state=0)
+    C = gc.RowConstraints(S, len(X))
+    _, comp = must_link_components(len(X), C.pairs[C.weights > 0])
+    constrained = np.zeros(len(X), bool)
+    constrained[C.pairs.ravel()] = True
+    held_out = np.zeros(len(C.weights), int)
+    tested = np.zeros(len(X), int)
+    for train, test in ConstraintKFold(3, random_state=0).split(X, sideinfo=C):
+        assert len(np.intersect1d(train, test)) == 0 and len(train) + len(test) == len(X)
+        assert constrained[test].all()                       # unconstrained points always train
+        for c in np.unique(comp[test]):                       # a component is wholly in or out
+            assert np.isin(np.flatnonzero(comp == c), test).all()
+        inside = np.isin(C.pairs, test).all(axis=1)
+        trained = np.isin(C.pairs, train).all(axis=1)
+        assert not (inside & trained).any()
+        assert (inside[C.weights > 0] | trained[C.weights > 0]).all()   # no must-link lost to a boundary
+        held_out += inside
+        tested[test] += 1
+        assert inside.any()
+    assert (held_out[C.weights > 0] == 1).all()                # every must-link held out exactly once
+    np.testing.assert_array_equal(tested, constrained.astype(int))
+
+
+def test_constraint_kfold_names_what_is_missing():
+    from graphclust.errors import InvalidParameterError
+    from graphclust.selection import ConstraintKFold
+
+    X = np.zeros((6, 1))
+    with pytest.raises(InvalidParameterError, match="enable_metadata_routing"):
+        next(ConstraintKFold(2).split(X))
+    with pytest.raises(InvalidParameterError, match=r"RowConstraints\(S, len\(X\)\)"):
+        next(ConstraintKFold(2).split(X, sideinfo=gc.SideInfo([(0, 1, 1.0)])))
+    with pytest.raises(InvalidParameterError, match="at least n_splits=3 must-link components"):
+        next(ConstraintKFold(3).split(X, sideinfo=gc.RowConstraints([(0, 1, 1.0), (1, 2, 1.0), (3, 4, 1.0)], 6)))
+    with pytest.raises(InvalidParameterError, match="fold 1 holds out no constraint"):  # the cannot-link crosses
+        next(ConstraintKFold(2, shuffle=False).split(X, sideinfo=gc.RowConstraints([(0, 1, 1.0), (1, 2, -1.0)], 6)))
+
+
+def test_heldout_constraint_score_is_the_agreement_on_the_held_out_pairs(metadata_routing):
+    from graphclust.selection import heldout_agreement, heldout_constraint_score
+
+    rng = np.random.default_rng(3)
+    pred = rng.integers(0, 3, 40)
+
+    class Fixed:
+        def predict(self, X):
+            return pred[np.asarray(X)[:, 0].astype(int)]
+
+    truth = rng.integers(0, 3, 40)
+    C = gc.RowConstraints(gc.SideInfo.sample(truth, 60, random_state=1), 40)
+    rows = np.arange(0, 40, 2)
+    sub = C[rows]
+    want = heldout_agreement(pred[rows], sub.pairs, sub.weights)
+    assert heldout_constraint_score(Fixed(), np.arange(40.0)[rows, None], sideinfo=sub) == pytest.approx(want)
+    assert np.isnan(heldout_constraint_score(Fixed(), np.zeros((2, 1)), sideinfo=gc.RowConstraints([], 2)))
+
+
+def test_grid_search_chooses_k_from_pairs_alone_and_routes_through_a_pipeline(metadata_routing):
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from graphclust.selection import ConstraintKFold, heldout_constraint_score, simplest_within_one_se
+
+    X, truth = _four_blobs()
+    C = gc.RowConstraints(gc.SideInfo.sample(truth, 300, random_state=0), len(X))
+    search = GridSearchCV(gc.HMRF(gc.potentials.Centroids(2), random_state=0),
+                          {"potentials__n_clusters": [2, 3, 4, 5, 6]}, scoring=heldout_constraint_score,
+                          cv=ConstraintKFold(3, random_state=0), refit=simplest_within_one_se)
+    search.fit(X, sideinfo=C)
+    assert search.best_params_ == {"potentials__n_clusters": 4}
+    scores = search.cv_results_["mean_test_score"]
+    assert scores[2] == 1.0 and scores[2] > max(scores[0], scores[1], scores[3], scores[4])
+    assert gc.ari(truth, search.best_estimator_.labels_) > 0.95
+    # the pairs reach the clusterer inside a Pipeline: with them its folds keep every held-out pair
+    pipe = make_pipeline(StandardScaler(), gc.HMRF(gc.potentials.Centroids(4), random_state=0))
+    kept = cross_val_score(pipe, X, scoring=heldout_constraint_score, cv=ConstraintKFold(3, random_state=0),
+                           params={"sideinfo": C})
+    assert kept.min() > 0.95
