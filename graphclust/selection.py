@@ -389,6 +389,9 @@ class _HeldoutConstraintScore:
 
 
 heldout_constraint_score = _HeldoutConstraintScore()
+"""Scorer for ``GridSearchCV``/``cross_val_score`` with :class:`ConstraintKFold` on
+pairwise constraints: the balanced fraction of the held-out pairs (routed ``sideinfo=``,
+a :class:`~graphclust.RowConstraints`) that the fitted estimator's ``predict`` keeps."""
 
 
 def heldout_label_score(estimator, X, y):
