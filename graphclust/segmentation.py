@@ -532,7 +532,9 @@ def _name_clusters(clusters, node_lab, values):
 
 # ---------------------------------------------------------------------- output
 def overlay(image, labels, *, alpha=0.45, boundaries=True):
-    """The image (as RGB in [0, 1]) with each segment tinted by its label's colour.
+    """The image (as RGB in [0, 1]) with each segment tinted by its label's colour,
+    drawn with scikit-image (``image`` extra): ``skimage.color.label2rgb`` over the
+    image in its own colours, then ``skimage.segmentation.mark_boundaries``.
 
     Parameters
     ----------
@@ -541,12 +543,15 @@ def overlay(image, labels, *, alpha=0.45, boundaries=True):
     alpha : float, default=0.45
         Opacity of the tint, in [0, 1].
     boundaries : bool, default=True
-        Darken the pixels on segment boundaries.
+        Draw the segment boundaries in black (both pixels of each pair of neighbours
+        with different labels).
 
     Returns
     -------
     ndarray of shape (rows, cols, 3), float in [0, 1]
     """
+    skcolor = optional_import("skimage.color", "image", "drawing an overlay")
+    sksegmentation = optional_import("skimage.segmentation", "image", "drawing an overlay")
     img = _as_image(image)
     labels = np.asarray(labels)
     if labels.shape != img.shape[:2]:
@@ -556,13 +561,13 @@ def overlay(image, labels, *, alpha=0.45, boundaries=True):
     base = (img - lo) / (hi - lo) if hi > lo else np.zeros_like(img)
     rgb = np.repeat(base, 3, axis=2) if base.shape[2] == 1 else base[:, :, :3]
     _, inv = np.unique(labels, return_inverse=True)
-    tint = _PALETTE[inv.reshape(labels.shape) % len(_PALETTE)]
-    out = (1 - alpha) * rgb + alpha * tint
+    inv = inv.reshape(labels.shape)
+    # bg_label=-1: every segment is tinted (label 0 is a segment here, not background);
+    # saturation=1 keeps the image's colours under the tint
+    out = skcolor.label2rgb(inv, image=rgb, colors=_PALETTE, alpha=alpha, bg_label=-1, image_alpha=1,
+                            kind="overlay", saturation=1)
     if boundaries:
-        edge = np.zeros(labels.shape, dtype=bool)
-        edge[:, 1:] |= labels[:, 1:] != labels[:, :-1]
-        edge[1:, :] |= labels[1:, :] != labels[:-1, :]
-        out[edge] *= 0.3
+        out = sksegmentation.mark_boundaries(out, inv, color=(0.0, 0.0, 0.0), mode="thick")
     return np.clip(out, 0.0, 1.0)
 
 

@@ -196,6 +196,41 @@ def test_overlay_and_label_image_files(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["labels.png"]
 
 
+def _overlay_before_scikit_image(image, labels, alpha):
+    """The overlay graphclust drew itself before it used scikit-image: a linear tint by
+    the palette, and the pixels whose left or upper neighbour differs darkened."""
+    from graphclust.segmentation import _PALETTE
+
+    lo, hi = image.min(), image.max()
+    rgb = (image - lo) / (hi - lo)
+    rgb = np.repeat(rgb[:, :, None], 3, axis=2) if rgb.ndim == 2 else rgb
+    _, inv = np.unique(labels, return_inverse=True)
+    out = (1 - alpha) * rgb + alpha * _PALETTE[inv.reshape(labels.shape) % len(_PALETTE)]
+    edge = np.zeros(labels.shape, dtype=bool)
+    edge[:, 1:] |= labels[:, 1:] != labels[:, :-1]
+    edge[1:, :] |= labels[1:, :] != labels[:-1, :]
+    return out, edge
+
+
+@pytest.mark.parametrize("channels", [None, 3])
+def test_overlay_by_scikit_image_matches_the_previous_drawing(channels):
+    rng = np.random.default_rng(0)
+    shape = (24, 30) if channels is None else (24, 30, channels)
+    img = rng.random(shape)
+    labels = np.repeat(np.repeat(rng.integers(0, 13, (6, 6)), 4, axis=0), 5, axis=1)  # 13 labels > palette size
+    before, edge = _overlay_before_scikit_image(img, labels, 0.45)
+    np.testing.assert_allclose(overlay(img, labels, boundaries=False), before, atol=1e-3)
+    after = overlay(img, labels)
+    # boundaries: both pixels of each differing pair of neighbours (the old one and its
+    # left or upper partner), drawn black; everything else as before
+    thick = edge.copy()
+    thick[:, :-1] |= edge[:, 1:] & (labels[:, 1:] != labels[:, :-1])
+    thick[:-1, :] |= edge[1:, :] & (labels[1:, :] != labels[:-1, :])
+    assert (after[thick] == 0).all()
+    np.testing.assert_allclose(after[~thick], before[~thick], atol=1e-3)
+    assert edge.any() and (thick & ~edge).any()
+
+
 def test_cli_segment_writes_labels_and_overlay(tmp_path, capsys):
     img, scrib, truth = noisy_regions(shape=(30, 36), noise=0.3)
     image_path, scrib_path = tmp_path / "img.png", tmp_path / "scrib.png"
