@@ -5,12 +5,11 @@
   neighbourhood by its size), recording the gap of every pick (RDP-means reads λ off
   those gaps);
 * :func:`kmeans_plusplus`: k-means++ sampling (centres drawn with probability
-  proportional to the squared distance to the nearest centre so far).
+  proportional to the squared distance to the nearest centre so far), by
+  scikit-learn's ``sklearn.cluster.kmeans_plusplus`` with the library's random stream.
 """
 
 import numpy as np
-
-from ._utils import sq_distances
 
 __all__ = ["farthest_first", "kmeans_plusplus"]
 
@@ -77,16 +76,12 @@ def farthest_first(distances_to, dmin, n_steps, *, weights=None, first=None, sto
 def kmeans_plusplus(X, k, rng, weights=None):
     """k-means++ seeding: ``(k, n_features)`` centres, each drawn with probability
     proportional to the squared distance to the nearest centre already chosen (times
-    the optional weights); the first by the weights alone."""
-    n = X.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    centres = np.empty((k, X.shape[1]))
-    centres[0] = X[rng.choice(n, p=w / w.sum())]
-    d2 = sq_distances(X, centres[:1]).ravel()
-    for c in range(1, k):
-        p = w * d2
-        total = p.sum()
-        idx = rng.choice(n, p=p / total) if total > 0 else rng.integers(n)
-        centres[c] = X[idx]
-        d2 = np.minimum(d2, sq_distances(X, centres[c : c + 1]).ravel())
+    the optional weights), the first by the weights alone. scikit-learn's greedy
+    variant does the drawing (``2 + log k`` candidates per centre, the one that lowers
+    the potential most kept); its seed comes from ``rng``."""
+    from sklearn.cluster import kmeans_plusplus as sklearn_kmeans_plusplus
+
+    X = np.asarray(X, dtype=np.float64)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    centres, _ = sklearn_kmeans_plusplus(X, int(k), sample_weight=w, random_state=int(rng.integers(2**31)))
     return centres

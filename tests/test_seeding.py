@@ -39,3 +39,35 @@ def test_kmeans_plusplus_picks_data_points_spread_out(rng):
         assert all(any(np.array_equal(c, y) for y in Y) for c in C)
         hits += (C[:, 0] > 5).sum() == 1
     assert hits >= 19  # D² sampling: the second centre lands in the other blob
+
+
+def _plain_kmeans_plusplus(X, k, rng, w):
+    """The D² sampling graphclust used before scikit-learn's (one candidate per centre)."""
+    centres = [X[rng.choice(len(X), p=w / w.sum())]]
+    d2 = ((X - centres[0]) ** 2).sum(1)
+    for _ in range(1, k):
+        centres.append(X[rng.choice(len(X), p=w * d2 / (w * d2).sum())])
+        d2 = np.minimum(d2, ((X - centres[-1]) ** 2).sum(1))
+    return np.array(centres)
+
+
+def test_kmeans_plusplus_by_scikit_learn_seeds_at_least_as_well_as_before_and_honours_weights(rng):
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(300, centers=8, cluster_std=1.0, random_state=0)
+    w = rng.uniform(0.5, 3.0, len(X))
+    w[:40] = 0.0  # weightless points (e.g. empty groups) are never drawn
+
+    def potential(C):
+        return float((w * ((X[:, None, :] - C[None]) ** 2).sum(-1).min(1)).sum())
+
+    new = [potential(kmeans_plusplus(X, 8, np.random.default_rng(s), w)) for s in range(40)]
+    old = [potential(_plain_kmeans_plusplus(X, 8, np.random.default_rng(s), w)) for s in range(40)]
+    assert np.mean(new) <= np.mean(old)
+    for s in range(10):
+        C = kmeans_plusplus(X, 8, np.random.default_rng(s), w)
+        rows = [int(np.flatnonzero((X == c).all(1))[0]) for c in C]
+        assert min(rows) >= 40 and len(set(rows)) == 8
+    # the library's random stream decides: same generator state, same seeds
+    np.testing.assert_array_equal(kmeans_plusplus(X, 3, np.random.default_rng(5), w),
+                                  kmeans_plusplus(X, 3, np.random.default_rng(5), w))
