@@ -86,9 +86,18 @@ def atomic_write(path, mode="wb"):
     If the block raises (or the process dies), ``path`` keeps its old content and the
     temporary file is removed.
     """
+    from .errors import OutputFileError
+
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=directory)
+    if not os.path.isdir(directory):
+        raise OutputFileError(f"cannot write {path}: the folder {directory} does not exist", path=path)
+    if os.path.isdir(path):
+        raise OutputFileError(f"cannot write {path}: it is a folder", path=path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=directory)
+    except OSError as exc:  # e.g. no write permission in the folder
+        raise OutputFileError(f"cannot write {path}: {exc.strerror or exc}", path=path) from None
     try:
         # mkstemp creates 0600 files; give the result the permissions a plain open()
         # would (the old file's mode when replacing one, else 0666 minus the umask)

@@ -174,6 +174,21 @@ class ProblemTooLargeError(GraphclustError, ValueError):
     the message suggests an engine that scales."""
 
 
+class OutputFileError(GraphclustError, OSError):
+    """An output file cannot be written where asked (its folder is missing, or not
+    writable); the message names the file as the user gave it, and nothing is lost:
+    an existing file there keeps its content.
+
+    Attributes
+    ----------
+    path : str
+    """
+
+    def __init__(self, message, *, path=None):
+        super().__init__(message)
+        self.path = path
+
+
 class ImageReadError(GraphclustError, ValueError):
     """An image or scribble file is missing or cannot be decoded.
 

@@ -66,20 +66,28 @@ def _one_of(value, name, allowed):
     return value
 
 
-def _metric_space(X, metric):
-    """Map X into the space where the kd-tree searches; return (points, p).
+def _metric_space(X, metric, *, unit=False):
+    """Map X into the space where the kd-tree searches; return (points, p), or
+    (points, p, scale) with ``unit=True``.
 
     ``cosine`` searches unit vectors with the Euclidean norm: ``1 - cos = |u - v|^2 / 2``,
-    which orders neighbours exactly like the cosine distance.
+    which orders neighbours exactly like the cosine distance. With ``unit=True`` the
+    other metrics search ``X / scale`` (``scale`` the largest absolute entry), so
+    squared distances neither overflow (entries near 1e155) nor underflow, and
+    distances in the search space times ``scale`` are those of ``X``.
     """
     _one_of(metric, "metric", tuple(_METRICS))
     if metric != "cosine":
-        return X, _METRICS[metric]
+        if not unit:
+            return X, _METRICS[metric]
+        scale = float(np.abs(X).max(initial=0.0))
+        scale = scale if scale > 0 else 1.0
+        return X / scale, _METRICS[metric], scale
     norms = np.linalg.norm(X, axis=1)
     if not norms.all():
         r = int(np.flatnonzero(norms == 0)[0])
         raise InvalidFeaturesError(f"row {r} of X is all zeros; its cosine distance is undefined", node=r)
-    return X / norms[:, None], 2.0
+    return (X / norms[:, None], 2.0, 1.0) if unit else (X / norms[:, None], 2.0)
 
 
 def _tree_to_metric(dist, metric):
@@ -308,7 +316,10 @@ def knn_matrix(X, n_neighbors=10, *, mode="gaussian", bandwidth=None, metric="eu
     _one_of(mode, "mode", _MODES)
     _one_of(symmetrize, "symmetrize", _SYMMETRIZE)
     bandwidth = _check_bandwidth(bandwidth, mode)
-    P, p = _metric_space(X, metric)
+    # distances in units of the largest entry: the weights of a data-derived bandwidth
+    # are then the same whatever the units of X (and finite near 1e±300)
+    P, p, scale = _metric_space(X, metric, unit=True)
+    bandwidth = bandwidth / scale if isinstance(bandwidth, float) else bandwidth
 
     dist, idx = cKDTree(P).query(P, k=k + 1, p=p)
     # Drop each point itself; with duplicates it may not come first or at all, and
@@ -326,6 +337,8 @@ def knn_matrix(X, n_neighbors=10, *, mode="gaussian", bandwidth=None, metric="eu
     cols = idx.ravel().astype(np.int64)
     d = dist.ravel()
     w = _weights(d, rows, cols, mode, bandwidth, sigma_local)
+    if mode == "distance":
+        w = w * scale
     lo, hi, w = _merge_pairs(rows, cols, w, n, symmetrize)
     return _csr_from_upper(lo, hi, w, n)
 
@@ -454,8 +467,9 @@ def epsilon_matrix(X, eps, *, mode="gaussian", bandwidth=None, metric="euclidean
     eps = check_float(eps, "eps", low=0, low_open=True)
     _one_of(mode, "mode", _MODES)
     bandwidth = _check_bandwidth(bandwidth, mode)
-    P, p = _metric_space(X, metric)
-    radius = np.sqrt(2.0 * eps) if metric == "cosine" else eps
+    P, p, scale = _metric_space(X, metric, unit=True)  # as in knn_matrix
+    bandwidth = bandwidth / scale if isinstance(bandwidth, float) else bandwidth
+    radius = np.sqrt(2.0 * eps) if metric == "cosine" else eps / scale
 
     tree = cKDTree(P)
     pairs = tree.query_pairs(radius, p=p, output_type="ndarray").astype(np.int64, copy=False)
@@ -467,6 +481,8 @@ def epsilon_matrix(X, eps, *, mode="gaussian", bandwidth=None, metric="euclidean
         knn_d, _ = tree.query(P, k=m + 1, p=p)
         sigma_local = _local_scales(_tree_to_metric(knn_d[:, 1:], metric), m)
     w = _weights(d, i, j, mode, bandwidth, sigma_local)
+    if mode == "distance":
+        w = w * scale
     order = np.lexsort((j, i))
     return _csr_from_upper(i[order], j[order], w[order], n)
 

@@ -425,6 +425,9 @@ def as_problem(data, S=None, **kwargs):
 
     This is what every estimator's ``fit(data, S)`` calls first.
     """
+    if data is None:
+        raise InvalidFeaturesError("X is None: pass a feature array (n_samples, n_features), a similarity "
+                                   "matrix or a networkx graph")
     if isinstance(data, Problem):
         return data.with_side_info(S) if S is not None else data
     if isinstance(data, nx.Graph):

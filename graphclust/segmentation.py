@@ -25,14 +25,13 @@ graph and constraints.
 """
 
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._utils import check_float, check_int, check_random_state, optional_import
+from ._utils import atomic_write, check_float, check_int, check_random_state, optional_import
 from .energy import Energy
 from .errors import ImageReadError, InvalidFeaturesError, InvalidParameterError
 from .graphs import grid_arrays
@@ -606,7 +605,7 @@ def write_label_image(path, labels, *, palette=False):
     and :func:`read_image` with ``palette_indices=True`` gives the labels back. Raw grey
     labels 1..k look black in a viewer.
     """
-    io = optional_import("skimage.io", "image", f"writing {path}")
+    Image = optional_import("PIL.Image", "image", f"writing {path}")  # installed with scikit-image
     arr = np.asarray(labels)
     if arr.dtype.kind == "f":
         arr = (np.clip(arr, 0.0, 1.0) * 255).round().astype(np.uint8)
@@ -614,24 +613,11 @@ def write_label_image(path, labels, *, palette=False):
         if arr.min() < 0 or arr.max() > 65535:
             raise InvalidParameterError("label values must be in 0 .. 65535 to be written as a PNG")
         arr = arr.astype(np.uint8 if arr.max() < 256 else np.uint16)
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1] or ".png", dir=directory)
-    os.close(fd)
-    try:
-        if palette:
-            if arr.dtype != np.uint8:
-                raise InvalidParameterError("a palette PNG holds labels 0 .. 255; write more labels with palette=False")
-            from PIL import Image  # installed with scikit-image
-
-            img = Image.fromarray(arr, mode="P")
-            colours = np.vstack([[0.0, 0.0, 0.0], np.resize(_PALETTE, (255, 3))])
-            img.putpalette((colours * 255).round().astype(np.uint8).ravel().tolist())
-            img.save(tmp, format="PNG")
-        else:
-            io.imsave(tmp, arr, check_contrast=False)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    if palette and arr.dtype != np.uint8:
+        raise InvalidParameterError("a palette PNG holds labels 0 .. 255; write more labels with palette=False")
+    img = Image.fromarray(arr)
+    if palette:  # an 8-bit grey image with a palette becomes a palette image
+        colours = np.vstack([[0.0, 0.0, 0.0], np.resize(_PALETTE, (255, 3))])
+        img.putpalette((colours * 255).round().astype(np.uint8).ravel().tolist())
+    with atomic_write(path, "wb") as handle:
+        img.save(handle, format="PNG")

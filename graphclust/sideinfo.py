@@ -31,6 +31,12 @@ from .errors import (
 __all__ = ["SideInfo", "RowConstraints", "CheckReport", "Conflict"]
 
 
+def _short(x, limit=60):
+    """``repr(x)``, cut to ``limit`` characters (for messages about odd node keys)."""
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class SideInfo:
     """A signed side-information graph over node keys.
 
@@ -75,6 +81,13 @@ class SideInfo:
                     f"constraint {(u, v)!r} has weight {w!r}; expected a number", constraint=(u, v)
                 ) from None
         w = float(w)
+        try:
+            hash(u), hash(v)
+        except TypeError:
+            raise InvalidConstraintError(
+                f"constraint ({_short(u)}, {_short(v)}): node keys must be hashable, as networkx node keys are "
+                "(an array is not: use a tuple or a number)", constraint=None
+            ) from None
         if u == v:
             raise InvalidConstraintError(
                 f"constraint {(u, v)!r} joins node {u!r} to itself; self-loop constraints are meaningless",
@@ -85,12 +98,6 @@ class SideInfo:
                 f"constraint {(u, v)!r} has weight {w}; use > 0 for must-link, < 0 for cannot-link",
                 constraint=(u, v),
             )
-        try:
-            hash(u), hash(v)
-        except TypeError:
-            raise InvalidConstraintError(
-                f"constraint {(u, v)!r}: node keys must be hashable (as networkx node keys are)", constraint=None
-            ) from None
         key = (u, v)
         old = self._edges.get(key)
         if old is None:
@@ -423,9 +430,13 @@ class SideInfo:
     def to_arrays(self, index):
         """Constraint index pairs ``(M, 2)`` (``i < j``) and signed weights ``(M,)``.
 
-        Raises :class:`UnknownNodeError` naming the first constraint whose node is not
-        a key of ``index``.
+        Raises :class:`UnknownNodeError` naming the first constraint (or seed) whose
+        node is not a key of ``index``: a seed on a node the data lacks is refused here
+        as :func:`~graphclust.io.write_graphml` refuses it, not silently dropped.
         """
+        for u in self.seeds or ():
+            if u not in index:
+                raise UnknownNodeError(f"seed on node {_short(u)}, which is not in the data graph", node=u)
         return constraint_arrays(self.edges(), index)
 
     # ------------------------------------------------------------------ analysis

@@ -293,6 +293,20 @@ def _as_dask(x, chunks, name):
     return da.from_array(np.asarray(x), chunks=tuple(chunks) + (-1,) * (np.ndim(x) - len(chunks)))
 
 
+def _refuse_nan_unaries(block, block_info=None):
+    """A unary tile as it is, or the error :class:`~graphclust.Energy` raises for NaN or
+    ``-inf``, naming the pixel in the whole grid."""
+    bad = np.isnan(block) | np.isneginf(block)
+    if bad.any():
+        r, c, k = np.argwhere(bad)[0]
+        if block_info is not None and block_info.get(0):
+            (r0, _), (c0, _) = block_info[0]["array-location"][:2]
+            r, c = r + r0, c + c0
+        raise InvalidParameterError(
+            f"unary[{int(r)}, {int(c)}, {int(k)}] is {block[bad][0]}: unaries must be finite or +inf")
+    return block
+
+
 def _check_grid(unary, image, chunks, halo):
     _, da = _dask()
     U = _as_dask(unary, chunks, "unary")
@@ -302,6 +316,8 @@ def _check_grid(unary, image, chunks, halo):
         raise InvalidParameterError(f"unary must be numeric, got dtype {U.dtype}")
     if len(U.chunks[2]) > 1:
         U = U.rechunk({2: -1})
+    # the check Energy makes, per tile as the tiles are computed (not a pass of its own)
+    U = U.map_blocks(_refuse_nan_unaries, dtype=U.dtype, meta=np.empty((0, 0, 0), U.dtype))
     img = None
     if image is not None:
         img = _as_dask(image, chunks, "image")

@@ -103,8 +103,32 @@ def solve(energy, method="auto", **options):
     if method not in ENGINES:
         raise InvalidParameterError(f"unknown method {method!r}; available: {', '.join(sorted(ENGINES))}")
     func, caps = ENGINES[method]
+    check_engine_options(method, options)
     check_capabilities(energy, method, caps, max_nodes=options.get("max_nodes"))
     return func(energy, **options)
+
+
+def engine_options(method):
+    """The option names the engine ``method`` accepts (its keyword parameters), or
+    None when it takes any."""
+    import inspect
+
+    params = inspect.signature(ENGINES[method][0]).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][1:]  # not the energy
+
+
+def check_engine_options(method, options):
+    """Raise :class:`InvalidParameterError` naming an option the engine does not take
+    and listing those it does (instead of Python's TypeError from the call)."""
+    known = engine_options(method)
+    if known is None:
+        return
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidParameterError(
+            f"engine {method!r} has no option {unknown[0]!r}; its options: {', '.join(known)}")
 
 
 def check_capabilities(energy, method, caps, *, max_nodes=None):

@@ -107,7 +107,17 @@ def _resolver(nodes):
 def _node_tokens(nodes, mode, path):
     """How each node key is written under the key mode (``int``, ``str`` or ``repr``)."""
     if mode == "int":
-        return {u: str(int(u)) for u in nodes}
+        token = {}
+        for u in nodes:
+            try:
+                token[u] = str(int(u))
+            except ValueError:  # Python refuses to print integers of more than 4300 digits
+                digits = int(int(u).bit_length() * 0.30103) + 1
+                raise GraphMLError(
+                    f"a node key is an integer of about {digits} digits, longer than Python writes as text "
+                    "(sys.get_int_max_str_digits()); relabel the nodes (networkx.convert_node_labels_to_integers)",
+                    path=path, element=f"node (integer of about {digits} digits)") from None
+        return token
     if mode == "str":
         return {u: u for u in nodes}
     token = {}

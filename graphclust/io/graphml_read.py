@@ -220,7 +220,10 @@ class _Parser:
         if domain not in _DOMAINS:
             self.fail(f"key {kid!r} has for={domain!r}; expected one of {', '.join(_DOMAINS)}", elem)
         name = attrs.get("attr.name")
-        type_ = attrs.get("attr.type", "string")
+        # GraphML's default type is string, but the convention's edge weight is a number:
+        # an untyped weight key is read as a double (else the weights come back as text)
+        untyped_weight = name == "weight" and domain in ("edge", "all") and "attr.type" not in attrs
+        type_ = "double" if untyped_weight else attrs.get("attr.type", "string")
         if name is not None and type_ not in _CONVERT:
             self.fail(
                 f"key {kid!r} ({name!r}) has attr.type={type_!r}; expected boolean, int, long, float, "

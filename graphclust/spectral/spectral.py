@@ -5,6 +5,8 @@ contracting their components first (:func:`graphclust.contract`); cannot-links a
 ignored, and the result reports how many it violates.
 """
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
@@ -13,7 +15,7 @@ from .._kmeans import kmeans
 from .._params import Integer, RandomState
 from .._utils import check_random_state
 from ..base import ClusteringEstimator, Transductive, ClusteringResult, register_method
-from ..errors import TooFewClustersError
+from ..errors import InvalidParameterError, TooFewClustersError
 from ..graphs import with_knn_graph
 from ..merge import contract
 
@@ -112,8 +114,14 @@ class SpectralClustering(Transductive, ClusteringEstimator):
         emb = spectral_embedding(reduced.W, self.n_clusters, random_state=rng)
         labels, _, _ = kmeans(emb, self.n_clusters, weights=reduced.counts, n_init=self.n_init, random_state=rng)
         full = lift(labels)
-        return full, ClusteringResult(objective=float(normalized_cut(problem.W, full)),
-                                      info={"n_super_nodes": reduced.n_nodes, **graph_info})
+        info = {"n_super_nodes": reduced.n_nodes, **graph_info}
+        try:
+            objective = float(normalized_cut(problem.W, full))
+        except InvalidParameterError as exc:  # a cluster of isolated nodes: valid labels, 0/0 score
+            objective = float("inf")
+            info["objective_undefined"] = str(exc)
+            warnings.warn(f"SpectralClustering: {exc}; result_.objective is inf", UserWarning, stacklevel=3)
+        return full, ClusteringResult(objective=objective, info=info)
 
 
 @register_method("spectral", "normalised spectral clustering; hard must-links merged, cannot-links ignored")
