@@ -23,7 +23,7 @@ splits. An answer unrelated to the constraints still scores 1/2 on average.
 import numpy as np
 
 __all__ = ["heldout_agreement", "split_fraction", "constraint_folds", "cross_validate_constraints", "above_chance",
-           "null_standard_error", "paired_standard_error", "ConstraintKFold", "heldout_label_score", "heldout_constraint_score",
+           "null_standard_error", "paired_standard_error", "ConstraintKFold", "heldout_label_score", "heldout_constraint_score", "pair_kappa",
            "simplest_within_one_se"]
 
 
@@ -350,16 +350,39 @@ class ConstraintKFold(BaseCrossValidator):
         return fold
 
 
-class _HeldoutConstraintScore:
-    """Scorer: the balanced fraction of the held-out constraints (``sideinfo=``, a
-    :class:`~graphclust.RowConstraints` sliced to the test rows by scikit-learn) that
-    the fitted estimator's ``predict`` keeps, i.e. :func:`heldout_agreement` on the
-    test fold. It reaches ``sideinfo`` by metadata routing; ``nan`` for a fold with no
-    held-out constraint. Use it as ``scoring=`` with :class:`ConstraintKFold`.
+def pair_kappa(labels, pairs, weights):
+    """Cohen's kappa between "same cluster" in ``labels`` and "must-link" over the
+    constraint pairs: the agreement beyond what the two marginals give by chance.
 
-    The balanced count favours merging a little when there are many classes (must-links
-    are few), so pair it with ``refit=simplest_within_one_se`` and a grid ordered from
-    the fewest clusters.
+    Over all node pairs of a ground truth this is the adjusted Rand index (the ARI is
+    kappa on the pair table), so on a random sample of pairs it estimates the ARI. Unlike
+    the balanced count of :func:`heldout_agreement` it does not reward merging classes
+    (a merge raises the chance agreement too). ``0`` when either marginal is constant
+    (kappa undefined), ``nan`` without pairs.
+
+    >>> from graphclust.selection import pair_kappa
+    >>> pair_kappa([0, 0, 1, 1], [[0, 1], [2, 3], [1, 2], [0, 3]], [1.0, 1.0, -1.0, -1.0])
+    1.0
+    """
+    labels = np.asarray(labels)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    must = np.asarray(weights, dtype=np.float64).reshape(-1) > 0
+    if len(must) == 0:
+        return float("nan")
+    same = labels[pairs[:, 0]] == labels[pairs[:, 1]]
+    observed = np.mean(same == must)
+    p_same, p_must = same.mean(), must.mean()
+    chance = p_same * p_must + (1 - p_same) * (1 - p_must)
+    return float((observed - chance) / (1 - chance)) if chance < 1 else 0.0
+
+
+class _HeldoutConstraintScore:
+    """Scorer: how well the fitted estimator's ``predict`` keeps the held-out
+    constraints (``sideinfo=``, a :class:`~graphclust.RowConstraints` sliced to the
+    test rows by scikit-learn), adjusted for chance: :func:`pair_kappa`, an estimate
+    of the ARI from the held-out pairs. It reaches ``sideinfo`` by metadata routing;
+    ``nan`` for a fold with no held-out constraint. Use it as ``scoring=`` with
+    :class:`ConstraintKFold` and ``refit=simplest_within_one_se``.
     """
 
     def __call__(self, estimator, X, y=None, *, sideinfo=None):
@@ -375,7 +398,7 @@ class _HeldoutConstraintScore:
             raise InvalidParameterError(_NOT_ROWS.format(type(sideinfo).__name__))
         if len(sideinfo.weights) == 0:
             return float("nan")
-        return heldout_agreement(np.asarray(estimator.predict(X)), sideinfo.pairs, sideinfo.weights)
+        return pair_kappa(np.asarray(estimator.predict(X)), sideinfo.pairs, sideinfo.weights)
 
     def get_metadata_routing(self):
         from sklearn.utils.metadata_routing import MetadataRequest
@@ -390,8 +413,9 @@ class _HeldoutConstraintScore:
 
 heldout_constraint_score = _HeldoutConstraintScore()
 """Scorer for ``GridSearchCV``/``cross_val_score`` with :class:`ConstraintKFold` on
-pairwise constraints: the balanced fraction of the held-out pairs (routed ``sideinfo=``,
-a :class:`~graphclust.RowConstraints`) that the fitted estimator's ``predict`` keeps."""
+pairwise constraints: :func:`pair_kappa` of the fitted estimator's ``predict`` on the
+held-out pairs (routed ``sideinfo=``, a :class:`~graphclust.RowConstraints`), i.e.
+the kept pairs adjusted for chance, an estimate of the ARI."""
 
 
 def heldout_label_score(estimator, X, y):

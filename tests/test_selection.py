@@ -331,8 +331,25 @@ def test_constraint_kfold_names_what_is_missing():
         next(ConstraintKFold(2, shuffle=False).split(X, sideinfo=gc.RowConstraints([(0, 1, 1.0), (1, 2, -1.0)], 6)))
 
 
-def test_heldout_constraint_score_is_the_agreement_on_the_held_out_pairs(metadata_routing):
-    from graphclust.selection import heldout_agreement, heldout_constraint_score
+def test_pair_kappa_over_every_pair_is_the_adjusted_rand_index():
+    from itertools import combinations
+
+    from sklearn.metrics import adjusted_rand_score
+
+    from graphclust.selection import pair_kappa
+
+    rng = np.random.default_rng(4)
+    truth, pred = rng.integers(0, 3, 30), rng.integers(0, 4, 30)
+    pairs = np.array(list(combinations(range(30), 2)))
+    weights = np.where(truth[pairs[:, 0]] == truth[pairs[:, 1]], 1.0, -1.0)
+    assert pair_kappa(pred, pairs, weights) == pytest.approx(adjusted_rand_score(truth, pred), abs=1e-12)
+    assert pair_kappa(truth, pairs, weights) == pytest.approx(1.0)
+    assert pair_kappa(np.zeros(30, int), pairs, weights) == 0.0     # one cluster: no better than chance
+    assert np.isnan(pair_kappa(pred, np.empty((0, 2), int), []))
+
+
+def test_heldout_constraint_score_is_the_kappa_on_the_held_out_pairs(metadata_routing):
+    from graphclust.selection import heldout_constraint_score, pair_kappa
 
     rng = np.random.default_rng(3)
     pred = rng.integers(0, 3, 40)
@@ -345,7 +362,7 @@ def test_heldout_constraint_score_is_the_agreement_on_the_held_out_pairs(metadat
     C = gc.RowConstraints(gc.SideInfo.sample(truth, 60, random_state=1), 40)
     rows = np.arange(0, 40, 2)
     sub = C[rows]
-    want = heldout_agreement(pred[rows], sub.pairs, sub.weights)
+    want = pair_kappa(pred[rows], sub.pairs, sub.weights)
     assert heldout_constraint_score(Fixed(), np.arange(40.0)[rows, None], sideinfo=sub) == pytest.approx(want)
     assert np.isnan(heldout_constraint_score(Fixed(), np.zeros((2, 1)), sideinfo=gc.RowConstraints([], 2)))
 
@@ -365,7 +382,7 @@ def test_grid_search_chooses_k_from_pairs_alone_and_routes_through_a_pipeline(me
     search.fit(X, sideinfo=C)
     assert search.best_params_ == {"potentials__n_clusters": 4}
     scores = search.cv_results_["mean_test_score"]
-    assert scores[2] == 1.0 and scores[2] > max(scores[0], scores[1], scores[3], scores[4])
+    assert scores[2] == pytest.approx(1.0) and scores[2] > max(scores[0], scores[1], scores[3], scores[4])
     assert gc.ari(truth, search.best_estimator_.labels_) > 0.95
     # the pairs reach the clusterer inside a Pipeline: with them its folds keep every held-out pair
     pipe = make_pipeline(StandardScaler(), gc.HMRF(gc.potentials.Centroids(4), random_state=0))
