@@ -546,7 +546,18 @@ def _source_name(path):
 def _open_source(path):
     if hasattr(path, "read"):
         return path, False
-    return open(path, "rb"), True
+    return _open_file(path), True
+
+
+def _open_file(path):
+    """``open(path, "rb")``, with a missing or unreadable file as a :class:`GraphMLError`
+    naming it (Python's own error named nothing the CLI could print in one line)."""
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise GraphMLError(f"file {os.fsdecode(path)} does not exist", path=os.fsdecode(path)) from None
+    except OSError as exc:
+        raise GraphMLError(f"cannot read {os.fsdecode(path)}: {exc.strerror or exc}", path=os.fsdecode(path)) from None
 
 
 def read_graphml(path, side=None):
@@ -675,7 +686,7 @@ def _sniff_graphml(head):
 
 def _read_side_records(path, nodes):
     name = _source_name(path)
-    with open(path, "rb") as handle:
+    with _open_file(path) as handle:
         head = handle.read(512)
         handle.seek(0)
         if _sniff_graphml(head):
