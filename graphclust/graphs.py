@@ -66,6 +66,9 @@ def _one_of(value, name, allowed):
     return value
 
 
+_GRID = 2.0**40
+
+
 def _metric_space(X, metric, *, unit=False):
     """Map X into the space where the kd-tree searches; return (points, p), or
     (points, p, scale) with ``unit=True``.
@@ -88,6 +91,14 @@ def _metric_space(X, metric, *, unit=False):
         r = int(np.flatnonzero(norms == 0)[0])
         raise InvalidFeaturesError(f"row {r} of X is all zeros; its cosine distance is undefined", node=r)
     return (X / norms[:, None], 2.0, 1.0) if unit else (X / norms[:, None], 2.0)
+
+
+def _snapped(P):
+    """``P`` on a grid of 2^-40 (of the largest entry, after ``_metric_space``), for the
+    k-d tree's search only: features that differ by the rounding of a change of units
+    (X * 1e8) then give the same points, so equal distances (ties, common in rounded
+    data such as iris) are broken the same way. Distances are measured on ``P``."""
+    return np.round(P * _GRID) / _GRID
 
 
 def _tree_to_metric(dist, metric):
@@ -321,18 +332,19 @@ def knn_matrix(X, n_neighbors=10, *, mode="gaussian", bandwidth=None, metric="eu
     P, p, scale = _metric_space(X, metric, unit=True)
     bandwidth = bandwidth / scale if isinstance(bandwidth, float) else bandwidth
 
-    dist, idx = cKDTree(P).query(P, k=k + 1, p=p)
+    Q = _snapped(P)
+    _, idx = cKDTree(Q).query(Q, k=k + 1, p=p)
     # Drop each point itself; with duplicates it may not come first or at all, and
     # then the farthest of the k + 1 answers goes instead.
     drop = idx == np.arange(n)[:, None]
     drop[~drop.any(axis=1), -1] = True
     keep = ~drop
     idx = idx[keep].reshape(n, k)
-    dist = _tree_to_metric(dist[keep].reshape(n, k), metric)
+    dist = _pair_distances(P, np.repeat(np.arange(n), k), idx.ravel(), p, metric).reshape(n, k)
 
     sigma_local = None
     if bandwidth == "self-tuning":
-        sigma_local = _local_scales(dist, min(_SELF_TUNING_RANK, k))
+        sigma_local = _local_scales(np.sort(dist, axis=1), min(_SELF_TUNING_RANK, k))
     rows = np.repeat(np.arange(n, dtype=np.int64), k)
     cols = idx.ravel().astype(np.int64)
     d = dist.ravel()
@@ -471,15 +483,22 @@ def epsilon_matrix(X, eps, *, mode="gaussian", bandwidth=None, metric="euclidean
     bandwidth = bandwidth / scale if isinstance(bandwidth, float) else bandwidth
     radius = np.sqrt(2.0 * eps) if metric == "cosine" else eps / scale
 
-    tree = cKDTree(P)
-    pairs = tree.query_pairs(radius, p=p, output_type="ndarray").astype(np.int64, copy=False)
+    Q = _snapped(P)
+    tree = cKDTree(Q)
+    # search a little wider (the grid moves points by up to 2^-41 per coordinate), then
+    # keep d <= eps measured on the unsnapped points, up to the rounding of the units
+    slack = P.shape[1] / _GRID
+    pairs = tree.query_pairs(radius + slack, p=p, output_type="ndarray").astype(np.int64, copy=False)
+    d = _pair_distances(P, pairs[:, 0], pairs[:, 1], p, metric)
+    inside = d <= (eps if metric == "cosine" else radius) * (1.0 + 1e-12)
+    pairs, d = pairs[inside], d[inside]
     i, j = pairs[:, 0], pairs[:, 1]
-    d = _pair_distances(P, i, j, p, metric)
     sigma_local = None
     if bandwidth == "self-tuning" and n > 1:
         m = min(_SELF_TUNING_RANK, n - 1)
-        knn_d, _ = tree.query(P, k=m + 1, p=p)
-        sigma_local = _local_scales(_tree_to_metric(knn_d[:, 1:], metric), m)
+        _, knn_i = tree.query(Q, k=m + 1, p=p)
+        knn_d = _pair_distances(P, np.repeat(np.arange(n), m), knn_i[:, 1:].ravel(), p, metric).reshape(n, m)
+        sigma_local = _local_scales(np.sort(knn_d, axis=1), m)
     w = _weights(d, i, j, mode, bandwidth, sigma_local)
     if mode == "distance":
         w = w * scale

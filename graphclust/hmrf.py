@@ -292,7 +292,7 @@ class HMRF(ClusteringEstimator):
             t0 = time.perf_counter()
             result = solve(energy, self.inference, init=labels, random_state=rng, **options)
             new = result.labels
-            if self.safeguard and energy.evaluate(new) > energy.evaluate(labels) + 1e-9 * (1 + abs(result.energy)):
+            if self.safeguard and energy.evaluate(new) > energy.evaluate(labels) + 1e-9 * abs(result.energy):
                 new = labels
             changed = int((new != labels).sum())
             labels = new

@@ -141,7 +141,7 @@ def _lloyd(provider, Y, c, C, max_iter=300, tol=1e-10):
         D = provider.distortion_matrix(Y, C)
         z = D.argmin(1)
         cost = float(c @ D[ar, z])
-        if prev - cost <= tol * max(1.0, abs(cost)):
+        if prev - cost <= tol * abs(cost):  # relative: the same iterations in any units
             break
         prev = cost
         sums, mass = _cluster_sums(Y, c, z, len(C))

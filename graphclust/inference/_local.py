@@ -61,4 +61,4 @@ def improves(new, old, rel_tol):  # pragma: no cover - compiled
     infinite one)."""
     if old == np.inf:
         return new < old
-    return new < old - rel_tol * (1.0 + abs(old))
+    return new < old - rel_tol * abs(old)  # relative only: the same moves in any units

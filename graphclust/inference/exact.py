@@ -102,7 +102,7 @@ def brute_force(energy, *, max_nodes=12, init=None, random_state=None, callback=
             bar.close()
     if not stopped:
         if np.isfinite(best_val):
-            tol = 1e-9 * (1.0 + abs(best_val))
+            tol = 1e-9 * abs(best_val)
             for start in chunks:  # second pass: how many optima (ties make engines disagree)
                 idx = np.arange(start, min(start + _CHUNK, total), dtype=np.int64)
                 n_opt += int((terms.score((idx[:, None] // powers[None, :]) % K) <= best_val + tol).sum())

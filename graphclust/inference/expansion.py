@@ -339,7 +339,7 @@ def _run(energy, moves, *, init, order, max_iter, tol, random_state, callback, p
                     continue
                 f_new = F.evaluate(new)
                 # keep only strict improvements; with hard terms also refuse to break one
-                ok = f_new < f_cur - REL_TOL * (1.0 + abs(f_cur))
+                ok = f_new < f_cur - REL_TOL * abs(f_cur)
                 if ok and hard and energy.violated_hard_terms(new) > energy.violated_hard_terms(z):
                     ok = False
                 if ok:

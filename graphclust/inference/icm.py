@@ -428,6 +428,6 @@ def _colour_update(cls, U, tables, lc, z, K):
     rows = np.arange(m)
     best = cost.argmin(axis=1)
     now = cost[rows, cur]
-    move = (best != cur) & (cost[rows, best] < now - REL_TOL * (1.0 + np.abs(now)))
+    move = (best != cur) & (cost[rows, best] < now - REL_TOL * np.abs(now))
     z[nodes[move]] = best[move]
     return int(move.sum())

@@ -159,7 +159,7 @@ def _pass_impl(ps, n_slots, order, start, indptr, indices, weights, lc, rel_tol,
             if stay_ub < np.inf:
                 pull_a, pull_max = _pulls_own_and_other(cost, z, indptr, indices, weights, i, a)
                 stay = stay_ub - pull_a
-                room = _MARGIN * (1.0 + abs(stay))
+                room = _MARGIN * abs(stay)
                 if stay + room <= other_lb - pull_max and stay + room <= birth_lb + lc[n_slots]:
                     far = True
                     for k in range(k_pass, n_slots):  # born in this pass: scored exactly

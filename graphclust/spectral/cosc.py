@@ -79,6 +79,15 @@ def _n_threads(n_jobs):
     return 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
 
 
+def _extreme_weight_scale(W):
+    """1, or the power of two near the largest weight when that is outside
+    [1e-100, 1e100] (where COSC's products of weights would overflow or underflow)."""
+    top = float(np.abs(W.data).max(initial=0.0)) if W.nnz else 0.0
+    if top == 0.0 or 1e-100 <= top <= 1e100:
+        return 1.0
+    return float(2.0 ** np.round(np.log2(top)))
+
+
 class COSC(Transductive, ClusteringEstimator):
     """Constrained 1-spectral clustering: normalised or ratio cut with must-/cannot-links.
 
@@ -308,6 +317,9 @@ class COSC(Transductive, ClusteringEstimator):
 
     def _fit(self, problem):
         problem, graph_info = with_knn_graph(problem, self.n_neighbors)
+        scale = _extreme_weight_scale(problem.W)
+        if scale != 1.0:
+            return self._fit_rescaled(problem, scale)
         self.affinity_matrix_ = problem.W
         if self.n_clusters == 1:  # nothing to cut
             self.cut_value_ = 0.0
@@ -331,6 +343,27 @@ class COSC(Transductive, ClusteringEstimator):
             if mode == "soft":
                 result.info["gamma"] = gamma
         result.info.update(graph_info)
+        return labels, result
+
+    def _fit_rescaled(self, problem, scale):
+        """Weights near the ends of the float range (1e±200) products of which overflow:
+        fit on ``W / scale`` (a power of two, so exact) with the soft price scaled alike,
+        and report the cut, the objective and the price in the graph's own units (the
+        normalised cut is a ratio of weights, the same in any units). The
+        partition is the same as for any other scale; the other diagnostics in
+        ``result_.info`` are in units of ``info["weight_scale"]``."""
+        from dataclasses import replace
+
+        est = self.clone(gamma=None if self.gamma is None else self.gamma / scale)
+        labels, result = est._fit(replace(problem, W=problem.W / scale))
+        if self.cut == "rcut":  # cut / size scales with the weights; cut / volume does not
+            result.objective = None if result.objective is None else result.objective * scale
+            result.history = [h * scale for h in result.history]
+        if result.info.get("gamma") is not None:
+            result.info["gamma"] *= scale
+        result.info["weight_scale"] = scale
+        self.affinity_matrix_ = problem.W
+        self.cut_value_ = est.cut_value_ * scale
         return labels, result
 
     def _resolved(self, mode, gamma, **params):

@@ -1,0 +1,72 @@
+"""Answers that do not depend on the data's units (issue #23, item 1): the same
+partition when every feature (or, for graph methods, every edge weight) is multiplied
+by a factor in [1e-8, 1e8]. Tolerances and stopping rules are relative, and the
+scale-dependent parameters' defaults (``lam``, bandwidths, the k-NN graph's weights)
+come from the data."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import graphclust as gc
+
+X, Y = gc.datasets.make_blobs(60, n_clusters=3, cluster_std=1.2, random_state=4)
+S = gc.SideInfo.sample(Y, 40, noise=0.1, random_state=0)
+
+FEATURE_ESTIMATORS = {
+    "HMRF": lambda: gc.HMRF(gc.potentials.Centroids(3), random_state=0),
+    "HMRF-icm": lambda: gc.HMRF(gc.potentials.Centroids(3), inference="icm", random_state=0),
+    "HMRF-mahalanobis": lambda: gc.HMRF(gc.potentials.Centroids(3, distortion="mahalanobis"), random_state=0),
+    "RDPMeans": lambda: gc.RDPMeans(n_clusters=3, random_state=0),
+    "DPMeans": lambda: gc.DPMeans(random_state=0),
+    "COSC": lambda: gc.COSC(3, random_state=0),
+    "SpectralClustering": lambda: gc.SpectralClustering(3, random_state=0),
+    "AutoCluster": lambda: gc.AutoCluster(random_state=0),
+}
+_BASE = {}
+
+
+def _base(name):
+    if name not in _BASE:
+        _BASE[name] = FEATURE_ESTIMATORS[name]().fit(X, S).labels_
+    return _BASE[name]
+
+
+@pytest.mark.parametrize("name", sorted(FEATURE_ESTIMATORS))
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(exponent=st.floats(-8, 8))
+def test_the_partition_does_not_depend_on_the_units_of_the_features(name, exponent):
+    labels = FEATURE_ESTIMATORS[name]().fit(X * 10.0**exponent, S).labels_
+    np.testing.assert_array_equal(labels, _base(name))
+
+
+def _weighted_graph():
+    G = nx.barbell_graph(8, 3)
+    rng = np.random.default_rng(0)
+    for u, v in G.edges:
+        G.edges[u, v]["weight"] = float(rng.uniform(0.5, 2.0))
+    return G
+
+
+GRAPH_ESTIMATORS = {
+    "COSC": lambda: gc.COSC(2, random_state=0),
+    "SpectralClustering": lambda: gc.SpectralClustering(2, random_state=0),
+}
+G_SIDE = gc.SideInfo([(0, 18, 1.0), (0, 1, -1.0)])
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH_ESTIMATORS))
+@pytest.mark.parametrize("factor", [1e-200, 1e-8, 1e8, 1e200])
+def test_the_partition_does_not_depend_on_the_units_of_the_weights(name, factor):
+    G = _weighted_graph()
+    base = GRAPH_ESTIMATORS[name]().fit(G, G_SIDE)
+    scaled = G.copy()
+    for u, v in scaled.edges:
+        scaled.edges[u, v]["weight"] *= factor
+    est = GRAPH_ESTIMATORS[name]().fit(scaled, G_SIDE)
+    np.testing.assert_array_equal(est.labels_, base.labels_)
+    # the normalised cut is a ratio of weights: the same in any units
+    assert est.result_.objective == pytest.approx(base.result_.objective, rel=1e-9)
+    if name == "COSC":
+        assert est.cut_value_ == pytest.approx(base.cut_value_ * factor, rel=1e-9)
