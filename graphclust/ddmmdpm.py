@@ -33,7 +33,7 @@ from numba import njit
 
 from ._params import AnyOf, Boolean, Options, Real
 from ._utils import check_random_state
-from .base import ClusteringResult, Transductive, register_method
+from .base import ClusteringResult, register_method
 from .bayesian import BayesianClusteringEstimator, Choice, SamplerItems, SweepMonitor, canonical_rows
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain, no_side_information
@@ -45,6 +45,7 @@ from .potentials.ddmmdpm import (
     DDMMDPMPotentials,
     _ChainState,
     _log_combine,
+    _NewPointScores,
 )
 from .selection import cross_validate_constraints
 
@@ -165,7 +166,7 @@ def _log_joint(mode, use_max, log_new, pri, side, items, comp, zn, theta, tsq, b
 
 
 # ============================================================================ estimators
-class DDMMDPM(Transductive, BayesianClusteringEstimator):
+class DDMMDPM(BayesianClusteringEstimator):
     """Distance-dependent maximum-margin Dirichlet-process mixture (dd-MMDPM).
 
     A Dirichlet-process mixture whose clusters are linear max-margin scorers ``θ_k``,
@@ -291,7 +292,8 @@ class DDMMDPM(Transductive, BayesianClusteringEstimator):
         The decay scale used (``None`` for the CRP and ``distance="graph"``).
     lam_, constraint_weight_ : float
         The values used (``"auto"`` resolved); the cross-validation scores of every
-        candidate are in ``result_.info["constraint_cv"]``.
+        candidate are in ``result_.info["constraint_cv"]``. :meth:`predict` uses them,
+        with ``gamma_`` and the clusters of ``labels_``.
     result_ : ClusteringResult
         ``objective``: the expected Binder loss of ``labels_``; ``history``: the log
         joint of the state after every sweep of the first chain (see Notes); ``info``:
@@ -384,8 +386,6 @@ class DDMMDPM(Transductive, BayesianClusteringEstimator):
         "init": Choice("single", other="an array of labels"),
         "point_estimate": Choice("binder", "last"),
     }
-
-    _no_predict = "has no predict yet: placing new points by its posterior predictive is not implemented"
 
     def _needs_features(self):
         return True
@@ -544,11 +544,108 @@ class DDMMDPM(Transductive, BayesianClusteringEstimator):
         extra = {"n_samples": int(len(samples)), "n_distinct_partitions": n_distinct}
         self.gamma_ = model.gamma
         self.lam_, self.constraint_weight_ = lam, weight
+        self._scorer = self._new_point_scores(problem, labels, model.gamma, lam)
         info = {**{k: v for k, v in traces.items()}, **extra, "n_items": int(n_items),
                 "sweep_seconds": sweep_seconds, "n_sweeps": int(C * n_iter), "lam": lam,
                 "constraint_weight": weight, **chosen}
         history = traces["log_joint"][0][:min(monitor.sweeps, n_iter)].tolist()
         return labels, ClusteringResult(objective=objective, history=history, info=info)
+
+    # ------------------------------------------------------------------ new points
+    def _new_point_scores(self, problem, labels, gamma, lam):
+        """The scorer of new points for the point estimate ``labels``, or the reason
+        there is none (a string: the prior has no distances to new points)."""
+        if self._crp:
+            prior = {"similarity": "crp", "distance": None, "n_neighbors": 0, "floor": False}
+        elif isinstance(self.distance, str) and self.distance in ("euclidean", "knn"):
+            prior = {"similarity": self.similarity, "distance": self.distance, "n_neighbors": self.n_neighbors,
+                     "floor": self.floor}
+        elif isinstance(self.distance, str):
+            return "distance='graph' reads the data graph's edges, which new points do not have"
+        else:
+            return "a precomputed distance matrix has no distances from new points"
+        return _NewPointScores(problem.feature_means, problem.counts, labels, gamma=gamma, beta=self.beta, lam=lam,
+                               bias=self.bias, **prior)
+
+    def _scores(self, X):
+        """``log g̃(x, C_k) + β x_cᵀθ_k − λ‖θ_k‖²`` of new points, ``(n_points, n_clusters_)``."""
+        X = self._new_points(X)
+        if isinstance(self._scorer, str):
+            name = type(self).__name__
+            raise InvalidParameterError(
+                f"{name} cannot place new points: {self._scorer}. Fit with distance='euclidean' or 'knn', or fit "
+                f"on the old and new points together (transductive)")
+        return self._scorer(X)
+
+    def predict_proba(self, X):
+        """The normalised conditional of each new point over the fitted clusters.
+
+        :meth:`predict`'s scores ``s_k(x)`` passed through a softmax. The sampler is not
+        a valid MCMC (see Notes), so these are the odds its Gibbs step would give, not
+        posterior probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_clusters_)
+            Column ``k`` is cluster ``k`` of ``labels_``; rows sum to 1.
+        """
+        s = self._scores(X)
+        s -= s.max(axis=1, keepdims=True)
+        w = np.exp(s)
+        return w / w.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Cluster labels of new points: the fitted cluster with the highest score in the
+        sampler's conditional for one more point, numbered like ``labels_``.
+
+        For the clusters ``C_k`` of the point estimate ``labels_``,
+
+        .. math::
+
+            s_k(x) = \\log g̃(x, C_k) + β x_cᵀθ_k − λ‖θ_k‖², \\qquad θ_k = \\frac{β μ_k}{2λ}:
+
+        the prior of the fit between ``x`` and the cluster's members (``g_sum`` or
+        ``g_max`` of the decays ``exp(−d/γ)`` with the fitted ``γ`` over all members,
+        or over ``x``'s ``n_neighbors`` nearest fitted points plus the floor with
+        ``distance="knn"``; the cluster size ``n_k`` for :class:`MMDPM`) plus the
+        max-margin likelihood at ``θ_k``, the maximiser of the members' likelihood
+        (``μ_k``: the members' centred mean; ``lam_`` as fitted). The likelihood term
+        is then ``−β²‖x − μ_k‖²/(4λ)`` up to a constant: a Gaussian component per
+        cluster with variance ``2λ/β²``, so :class:`MMDPM` predicts by
+        ``argmax_k log n_k − β²‖x − μ_k‖²/(4λ)``. The sampled ``θ`` (``theta_``) belong to
+        the last state, not to ``labels_``, and are not used. The new-cluster option is
+        left out: every point gets a fitted cluster.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_points,)
+
+        Raises
+        ------
+        InvalidParameterError
+            Fitted with ``distance="graph"`` or a precomputed distance matrix: there are
+            no distances from new points to the fitted ones.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import graphclust as gc
+        >>> X = np.array([[0.0, 0.0], [0.3, 0.1], [0.1, 0.3], [4.0, 4.0], [4.2, 3.9], [3.9, 4.2]])
+        >>> est = gc.DDMMDPM(n_iter=60, random_state=0).fit(X)
+        >>> est.labels_
+        array([0, 0, 0, 1, 1, 1])
+        >>> est.predict([[0.2, 0.2], [4.1, 4.0]])
+        array([0, 1])
+        """
+        return np.argmax(self._scores(X), axis=1).astype(np.int64)
 
 
 class MMDPM(DDMMDPM):

@@ -222,12 +222,6 @@ def test_estimators_without_predict_say_why():
         assert not hasattr(est, "predict")
         with pytest.raises(AttributeError, match="is transductive: .* fit .* on the old and new points together"):
             est.predict(X)
-    for est in (gc.TVClust(n_iter=10, random_state=0), gc.DDMMDPM(n_iter=10, random_state=0),
-                gc.MMDPM(n_iter=10, random_state=0)):
-        est.fit(X)
-        assert not hasattr(est, "predict")
-        with pytest.raises(AttributeError, match="has no predict yet: .* fit .* on the old and new points together"):
-            est.predict(X)
 
 
 def test_a_dataframe_index_names_the_nodes():
