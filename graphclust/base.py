@@ -194,7 +194,8 @@ class Transductive:
         name = type(self).__name__
         raise AttributeError(
             f"{name} {self._no_predict}; fit {name} on the old and new points together (constraints may name "
-            "the old ones only), or use an estimator with predict (HMRF, RDPMeans, DPMeans, DCP)")
+            "the old ones only), or use an estimator with predict (HMRF, RDPMeans, DPMeans, TVClust, DCP, DDMMDPM, "
+            "MMDPM)")
 
 
 def canonical_labels(labels):

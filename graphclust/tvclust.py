@@ -36,7 +36,7 @@ from scipy.special import betaln
 
 from ._params import Boolean, Integer, Real
 from ._utils import check_float, check_random_state
-from .base import ClusteringResult, Transductive, register_method
+from .base import ClusteringResult, register_method
 from .bayesian import BayesianClusteringEstimator, Choice, Pair, SamplerItems, SweepMonitor
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain
@@ -112,7 +112,7 @@ def _check_credibility(value, name):
 
 
 # ============================================================================ estimator
-class TVClust(Transductive, BayesianClusteringEstimator):
+class TVClust(BayesianClusteringEstimator):
     """Dirichlet-process mixture clustering with noisy side information (TVClust),
     by collapsed Gibbs sampling.
 
@@ -223,7 +223,9 @@ class TVClust(Transductive, BayesianClusteringEstimator):
         ``log p(x, E, z, p, q, α)`` after every sweep (priors of ``p, q, α`` included
         when they are learnt), for checking mixing.
     likelihood_ : conjugate provider
-        The provider with its resolved prior (``likelihood_.prior_``).
+        The provider with its resolved prior (``likelihood_.prior_``), started on the
+        clusters of ``labels_``: :meth:`predict` and :meth:`predict_proba` score new
+        points against them with its posterior predictive.
 
     Notes
     -----
@@ -322,8 +324,6 @@ class TVClust(Transductive, BayesianClusteringEstimator):
         "init": Choice("sequential", "rdpmeans", other="an array of labels"),
         "point_estimate": Choice("binder", "map"),
     }
-
-    _no_predict = "has no predict yet: placing new points by its posterior predictive is not implemented"
 
     def _needs_features(self):
         return True
@@ -501,6 +501,7 @@ class TVClust(Transductive, BayesianClusteringEstimator):
             self.q_ = float(traces["q"][:, kept_idx].mean())
             self.alpha_ = float(traces["alpha"][:, kept_idx].mean())
         self.log_joint_ = traces["log_joint"]
+        provider.start(problem, labels)  # the point estimate's clusters, which predict scores against
         self.likelihood_ = provider
         info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": n_distinct,
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds,
@@ -508,6 +509,80 @@ class TVClust(Transductive, BayesianClusteringEstimator):
                 "split_merge_accepted": int(accepted), "pair_counts": pair_counts}
         history = traces["log_joint"][0][:min(monitor.sweeps, n_iter)].tolist()
         return labels, ClusteringResult(objective=loss, history=history, info=info)
+
+    # ------------------------------------------------------------------ new points
+    def _log_weights(self, X):
+        """``log n_k + log p(x | X_k)`` of every new point in every cluster of ``labels_``
+        (columns in label order), shape ``(n_points, n_clusters_)``."""
+        X = self._new_points(X)
+        lik = self.likelihood_
+        if lik._state is None:  # unpickled: the kernels' working arrays are rebuilt
+            lik.start(self.problem_, self.labels_)
+        return np.log(lik.sizes)[None, :] + lik.log_predictive(X)[:, :-1]
+
+    def predict_proba(self, X):
+        """Posterior probability that each new point belongs to each fitted cluster.
+
+        The Dirichlet-process mixture's conditional for one more point given the
+        point-estimate partition ``labels_`` (the point's own side information is
+        empty), restricted to the fitted clusters:
+
+        .. math::
+
+            P(z = k \\mid x, X, z_{1:n}) \\propto n_k \\, p(x \\mid X_k)
+
+        with ``n_k`` the points of cluster ``k`` and ``p(x | X_k)`` the conjugate
+        posterior predictive of the likelihood (a multivariate Student-t for
+        ``"gaussian"``, a product of Student-t for ``"gaussian-diag"``, a
+        Dirichlet-multinomial for ``"multinomial"``), the cluster parameters integrated
+        out given its members. The new-cluster option ``α p(x)`` is left out: every
+        point gets one of the fitted clusters.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_clusters_)
+            Column ``k`` is cluster ``k`` of ``labels_``; rows sum to 1.
+        """
+        logw = self._log_weights(X)
+        logw -= logw.max(axis=1, keepdims=True)
+        w = np.exp(logw)
+        return w / w.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Cluster labels of new points: the most probable fitted cluster under the
+        posterior predictive (:meth:`predict_proba`), ``argmax_k n_k p(x | X_k)``,
+        numbered like ``labels_``.
+
+        The clusters are those of the point estimate ``labels_`` with their parameters
+        integrated out (not averaged over the samples); the option of a cluster of its
+        own is left out, so a point far from every cluster still gets the most probable
+        of them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_points,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import graphclust as gc
+        >>> X = np.array([[0.0, 0.0], [0.1, 0.1], [0.0, 0.2], [3.0, 3.0], [3.1, 2.9], [2.9, 3.1]])
+        >>> est = gc.TVClust(n_iter=50, random_state=0).fit(X)
+        >>> est.labels_
+        array([0, 0, 0, 1, 1, 1])
+        >>> est.predict([[0.1, 0.0], [3.0, 3.2]])
+        array([0, 1])
+        """
+        return np.argmax(self._log_weights(X), axis=1).astype(np.int64)
+
 
 def _escobar_west(alpha, K, N, a, b, rng):
     """One draw of ``α | K`` under a Gamma(a, b) prior (Escobar & West 1995, §6)."""

@@ -43,6 +43,9 @@ def counts_problem():
     return X, S
 
 
+#: dd-MMDPM's and MMDPM's likelihood scale before issue #22
+OLD_MAX_MARGIN = {"beta": 1.0, "base_std": 1.0}
+
 # TVClust with the defaults the draws were recorded under (κ0 = 1, p and q learnt)
 CONFIGS = {
     "tvclust-gaussian": (mixed_problem, lambda: gc.TVClust(gc.potentials.NormalInverseWishart(), learn_pq=True,
@@ -52,14 +55,16 @@ CONFIGS = {
                                                                   learn_alpha=True, random_state=1)),
     "tvclust-multinomial": (counts_problem, lambda: gc.TVClust("multinomial", learn_pq=True, n_iter=8, burn_in=2,
                                                                random_state=2)),
-    # DCP and DDMMDPM with the defaults the draws were recorded at (issue #26 changed them)
+    # DCP, DDMMDPM and MMDPM with the defaults the draws were recorded at (issues #26 and
+    # #22 changed them)
     "dcp": (mixed_problem, lambda: gc.DCP(tau=1.0, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8,
                                           burn_in=2, n_chains=2, random_state=0)),
     "ddmmdpm-max": (mixed_problem, lambda: gc.DDMMDPM(similarity="max", lam=0.5, constraint_weight=1.0, n_iter=8,
-                                                      burn_in=2, n_chains=2, random_state=0)),
+                                                      burn_in=2, n_chains=2, random_state=0, **OLD_MAX_MARGIN)),
     "ddmmdpm-sum-knn": (mixed_problem, lambda: gc.DDMMDPM(similarity="sum", distance="knn", n_neighbors=4,
-                                                          n_iter=8, burn_in=2, random_state=3)),
-    "mmdpm": (mixed_problem, lambda: gc.MMDPM(n_iter=8, burn_in=2, random_state=4)),
+                                                          n_iter=8, burn_in=2, n_chains=1, random_state=3,
+                                                          **OLD_MAX_MARGIN)),
+    "mmdpm": (mixed_problem, lambda: gc.MMDPM(n_iter=8, burn_in=2, random_state=4, **OLD_MAX_MARGIN)),
 }
 
 #: samples_ (one string of node labels per kept sweep) and the log joint (TVClust) or

@@ -438,6 +438,17 @@ def _own_members(z, own):
 
 
 @njit(cache=True)
+def _predictive_table(st, n_slots, out):
+    """``out[u, k] = log p(item u | slot FIRST_SLOT + k)`` for every item of ``st`` (new
+    points, not members of any slot) and the first ``n_slots`` cluster slots;
+    ``out[u, n_slots]`` = the prior predictive. No CRP weights (``st.crp`` off)."""
+    for u in range(out.shape[0]):
+        for k in range(n_slots):
+            out[u, k] = _log_pred(st, u, FIRST_SLOT + k)
+        out[u, n_slots] = _log_pred(st, u, PRIOR_SLOT)
+
+
+@njit(cache=True)
 def _unary(st, n_slots, z, out):
     """Batch costs ``(n_items, n_slots)``: leave-one-out negative log predictives."""
     row = np.empty(n_slots + 1)
@@ -719,6 +730,47 @@ class _Conjugate(CountParameter, NodePotentials):
         i = self._check_node(i, st)
         out = np.empty(st["n_slots"] + 1)
         _scores_of(self._kernel_state(st), i, st["n_slots"], st["z"], out)
+        return out
+
+    def log_predictive(self, X):
+        """``log p(x | cluster k)`` of new points: the posterior predictive of every row
+        of ``X`` given the points in each cluster (none of them a member), shape
+        ``(n_points, n_clusters + 1)``, the prior predictive (a new cluster) last.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Finite feature rows, one point each, in the space of the problem given to
+            :meth:`start`.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_clusters + 1)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import graphclust as gc
+        >>> X = np.array([[0.0, 0.0], [0.1, 0.2], [4.0, 4.0], [4.2, 3.9]])
+        >>> lik = gc.potentials.NormalInverseGamma()
+        >>> lik.start(gc.Problem.from_array(X), [0, 0, 1, 1])
+        >>> lik.log_predictive([[0.1, 0.1], [4.1, 4.0]]).argmax(axis=1).tolist()
+        [0, 1]
+        """
+        st = self._started()
+        X = np.asarray(X, dtype=np.float64)
+        d = st["scratch"][1].shape[0]
+        if X.ndim != 2 or X.shape[1] != d:
+            raise InvalidFeaturesError(f"expected points of shape (n_points, {d}), got an array of shape {X.shape}")
+        if self.kind == DIRMULT and (X < 0).any():
+            i, j = (int(v) for v in np.argwhere(X < 0)[0])
+            raise InvalidFeaturesError(f"row {i} of X has a negative count ({X[i, j]:g} in feature {j}); the "
+                                       "multinomial likelihood needs non-negative counts", node=i)
+        items = tuple(np.ascontiguousarray(a) for a in self._items(X, np.ones(len(X))))
+        scratch = (np.zeros((d, d)), np.zeros(d))
+        ks = ConjugateGibbsState(self.kind, st["model"], st["cl"], items, scratch, 0.0, False)
+        out = np.empty((len(X), st["n_slots"] + 1))
+        _predictive_table(ks, st["n_slots"], out)
         return out
 
     @property

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._params import AnyOf, Boolean, Integer, Options, Real
-from .._utils import check_float, group_sums
+from .._utils import check_float, group_sums, sq_distances
 from ..errors import InvalidFeaturesError, InvalidGraphError, InvalidParameterError, ProblemTooLargeError
 from ..inference.gibbs import register_provider
 from .base import CountParameter, NodePotentials, check_features
@@ -520,6 +520,116 @@ def _csr_rows(ptr, values, fill, reduce):
     if nonempty.size:
         out[nonempty] = reduce.reduceat(values, ptr[nonempty])
     return out
+
+
+# ============================================================================ new points
+#: dense distances to the fitted points are computed for blocks of at most this many entries
+_BLOCK_ENTRIES = 2_000_000
+
+
+class _NewPointScores:
+    """The log weight of a new point in every cluster of a fixed partition, as the
+    sampler's conditional scores a point without side information:
+
+    .. math::
+
+        s_k(x) = \\log g̃(x, C_k) + β x_cᵀθ_k − λ‖θ_k‖², \\qquad θ_k = \\frac{β μ_k}{2λ}
+
+    with ``x_c`` the point centred by the fitted points' mean (a constant-1 feature
+    appended with ``bias``), ``μ_k`` the centred mean of cluster ``k``'s points, and
+    ``log g̃`` the prior of the fit over the fitted points: the CRP count ``n_k``,
+    ``g_sum``/``g_max`` of the decays ``exp(−d/γ)`` to all members (dense), or to the
+    point's ``n_neighbors`` nearest fitted points plus the floor at its next one
+    (``"knn"``). ``θ_k`` is the maximiser of the members' likelihood
+    ``Σ_{i∈k} c_i(β x_iᵀθ − λ‖θ‖²)``, as :meth:`DDMMDPMPotentials.start` sets it, so
+    the likelihood term is ``−β²‖x_c − μ_k‖²/(4λ)`` up to a constant of ``x``: an
+    isotropic Gaussian with variance ``2λ/β²`` around the cluster mean.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n_nodes, n_features)
+        The fitted nodes' feature means.
+    counts : ndarray of shape (n_nodes,)
+    labels : ndarray of int of shape (n_nodes,)
+        Clusters ``0..K-1``, each non-empty.
+    similarity : {"max", "sum", "crp"}
+    distance : {"euclidean", "knn"}
+        Ignored by ``"crp"``.
+    n_neighbors : int
+    gamma : float or None
+        The resolved decay scale (``None`` for ``"crp"``).
+    floor : bool
+    beta, lam : float
+    bias : bool
+    """
+
+    def __init__(self, Y, counts, labels, *, similarity, distance, n_neighbors, gamma, floor, beta, lam, bias):
+        self.Y = np.ascontiguousarray(Y, dtype=np.float64)
+        cnt = np.asarray(counts, dtype=np.float64)
+        self.labels = np.asarray(labels, dtype=np.int64)
+        self.K = int(self.labels.max()) + 1
+        self.similarity, self.distance = similarity, distance
+        self.n_neighbors, self.gamma, self.floor = int(n_neighbors), gamma, bool(floor)
+        self.beta, self.lam, self.bias = float(beta), float(lam), bool(bias)
+        self.centre = (cnt[:, None] * self.Y).sum(0) / cnt.sum()
+        self.sizes = np.bincount(self.labels, weights=cnt, minlength=self.K)
+        mu = group_sums(self.labels, self._centred(self.Y), self.K, cnt) / self.sizes[:, None]
+        self.theta = self.beta * mu / (2.0 * max(self.lam, 1e-12))
+        self.order = np.argsort(self.labels, kind="stable")
+        self.starts = np.searchsorted(self.labels[self.order], np.arange(self.K))
+
+    def _centred(self, X):
+        Xc = X - self.centre
+        return np.hstack([Xc, np.ones((len(Xc), 1))]) if self.bias else Xc
+
+    def likelihood(self, X):
+        """``β x_cᵀθ_k − λ‖θ_k‖²``, shape ``(n_points, K)``."""
+        tsq = (self.theta * self.theta).sum(1)
+        return self.beta * self._centred(X) @ self.theta.T - self.lam * tsq[None, :]
+
+    def log_prior(self, X):
+        """``log g̃(x, C_k)``, shape ``(n_points, K)``."""
+        m = len(X)
+        if self.similarity == "crp":
+            return np.broadcast_to(np.log(self.sizes), (m, self.K)).copy()
+        use_max = self.similarity == "max"
+        if self.distance == "knn":
+            from scipy.spatial import cKDTree
+
+            q = self.n_neighbors
+            dd, ii = cKDTree(self.Y).query(X, k=q + 1)
+            lf = -dd[:, :q] / self.gamma
+            floor = -dd[:, q] / self.gamma if self.floor else np.full(m, -np.inf)
+            flat = (np.arange(m)[:, None] * self.K + self.labels[ii[:, :q]]).ravel()
+            top = np.full(m * self.K, -np.inf)
+            np.maximum.at(top, flat, lf.ravel())
+            if use_max:
+                lg = top
+            else:
+                mass = np.zeros(m * self.K)
+                np.add.at(mass, flat, np.exp(lf.ravel() - top[flat]))
+                with np.errstate(divide="ignore"):
+                    lg = top + np.log(mass)
+            lg = lg.reshape(m, self.K)
+            return np.maximum(lg, floor[:, None]) if use_max else np.logaddexp(lg, floor[:, None])
+        out = np.empty((m, self.K))
+        step = max(1, _BLOCK_ENTRIES // len(self.Y))
+        Ys = self.Y[self.order]
+        sizes = np.diff(np.append(self.starts, len(Ys)))
+        for s in range(0, m, step):  # blocks of points, vectorised within
+            lf = -np.sqrt(sq_distances(X[s:s + step], Ys)) / self.gamma
+            top = np.maximum.reduceat(lf, self.starts, axis=1)
+            if use_max:
+                out[s:s + step] = top
+            else:
+                mass = np.add.reduceat(np.exp(lf - np.repeat(top, sizes, axis=1)), self.starts, axis=1)
+                out[s:s + step] = top + np.log(mass)
+        return out
+
+    def __call__(self, X):
+        """``s_k(x)`` of every row of ``X``, shape ``(n_points, K)``."""
+        X = np.asarray(X, dtype=np.float64)
+        return self.log_prior(X) + self.likelihood(X)
 
 
 # ============================================================================ constraints

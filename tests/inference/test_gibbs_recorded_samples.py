@@ -89,15 +89,17 @@ def _fit(name, X, S):
         # the defaults the draws were recorded under (before issue #26)
         return gc.DCP(tau=0.5, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8, burn_in=3,
                       random_state=5).fit(X, S)
+    # dd-MMDPM and MMDPM with the defaults the draws were recorded under (before issue #22)
+    old = {"beta": 1.0, "base_std": 1.0}
     if name == "ddmmdpm-max":
-        return gc.DDMMDPM(similarity="max", n_iter=8, burn_in=3, random_state=6).fit(X, S)
+        return gc.DDMMDPM(similarity="max", n_iter=8, burn_in=3, n_chains=1, random_state=6, **old).fit(X, S)
     if name == "ddmmdpm-sum-knn":
-        return gc.DDMMDPM(similarity="sum", distance="knn", n_neighbors=5, n_iter=8, burn_in=3,
-                          random_state=7).fit(X, S)
+        return gc.DDMMDPM(similarity="sum", distance="knn", n_neighbors=5, n_iter=8, burn_in=3, n_chains=1,
+                          random_state=7, **old).fit(X, S)
     if name == "ddmmdpm-max-knn":
-        return gc.DDMMDPM(similarity="max", distance="knn", n_neighbors=4, n_iter=8, burn_in=3,
-                          random_state=9).fit(X, S)
-    return gc.MMDPM(n_iter=8, burn_in=3, random_state=8).fit(X, S)
+        return gc.DDMMDPM(similarity="max", distance="knn", n_neighbors=4, n_iter=8, burn_in=3, n_chains=1,
+                          random_state=9, **old).fit(X, S)
+    return gc.MMDPM(n_iter=8, burn_in=3, random_state=8, **old).fit(X, S)
 
 
 def _floats(name, est):
