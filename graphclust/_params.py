@@ -88,6 +88,13 @@ class Boolean:
             raise InvalidParameterError(f"{name} must be True or False, got {value!r}")
 
 
+class Progress(Options):
+    """``True``, ``False`` or ``"auto"`` (a bar once the fit has run a couple of seconds)."""
+
+    def __init__(self):
+        super().__init__(True, False, "auto")
+
+
 class Callable:
     """A callable, or ``None``."""
 

@@ -262,19 +262,38 @@ def announce_compilation_once():
         "cached for later runs", CompilationNotice, stacklevel=3)
 
 
+#: with ``progress="auto"`` a bar appears once a fit has run this many seconds
+AUTO_PROGRESS_DELAY = 2.0
+
+
 def progress_bar(enabled, total, desc, *, unit="it", leave=True):
     """A tqdm bar, or None when ``enabled`` is false (tqdm is imported only when needed).
-    ``total`` is the most steps the run may take; a run that stops sooner (converged,
-    or a callback said stop) ends with its bar full at the steps it took, not at 5/100."""
-    if not enabled:
+    ``enabled="auto"``: the bar shows only once the run has taken
+    :data:`AUTO_PROGRESS_DELAY` seconds, so quick fits print nothing. ``total`` is the
+    most steps the run may take; a run that stops sooner (converged, or a callback said
+    stop) ends with its bar full at the steps it took, not at 5/100."""
+    if enabled is False or enabled is None:
         return None
     from tqdm.auto import tqdm
 
     class Bar(tqdm):
+        def _waiting(self):
+            """A delayed bar that has not shown yet and whose delay has not passed."""
+            return bool(self.delay) and self.last_print_t < self.start_t + self.delay and \
+                self._time() - self.start_t < self.delay
+
+        def refresh(self, *args, **kwargs):
+            # tqdm's refresh (also called by set_postfix) draws at once, delay or not
+            if self._waiting():
+                return None
+            return super().refresh(*args, **kwargs)
+
         def close(self):
-            if not self.disable and self.total is not None and self.n < self.total:
+            shown = self.last_print_t >= self.start_t + self.delay  # a delayed bar may never have shown
+            if not self.disable and shown and self.total is not None and self.n < self.total:
                 self.total = self.n
                 self.refresh()
             super().close()
 
-    return Bar(total=total, desc=desc, unit=unit, leave=leave)
+    delay = AUTO_PROGRESS_DELAY if isinstance(enabled, str) and enabled == "auto" else 0.0
+    return Bar(total=total, desc=desc, unit=unit, leave=leave, delay=delay)

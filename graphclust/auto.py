@@ -138,7 +138,7 @@ class AutoCluster(ClusteringEstimator):
         cv = hmrf.result_.info.get("constraint_cv")
         if not cv:
             return hmrf, {}
-        rdp = RDPMeans(n_clusters=k, random_state=int(rng.integers(2**31)))
+        rdp = RDPMeans(n_clusters=k, random_state=int(rng.integers(2**31)), progress=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             rdp.fit(problem)
@@ -166,7 +166,8 @@ class AutoCluster(ClusteringEstimator):
 
         report = check_constraints(problem.nodes, problem.constraints, problem.constraint_weights, n_clusters=k)
         mode = "hard" if not report.conflicts and report.feasible else "soft"
-        return COSC(n_clusters=k, mode=mode, gamma=None if mode == "hard" else 1.0, random_state=seed)
+        return COSC(n_clusters=k, mode=mode, gamma=None if mode == "hard" else 1.0, random_state=seed,
+                    progress=False)
 
     def _choose_k(self, problem, features, rng):
         if self.n_clusters is not None:
@@ -177,7 +178,8 @@ class AutoCluster(ClusteringEstimator):
         soft = np.isfinite(w)
         if min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) >= CV_MIN_PER_KIND:
             def fit_labels(k, train, seed):
-                est = (HMRF(Centroids(k), constraint_weight=1 / 3, init="kmeans", random_state=seed) if features
+                est = (HMRF(Centroids(k), constraint_weight=1 / 3, init="kmeans", random_state=seed, progress=False)
+                       if features
                        else self._quick_graph_estimator(train, k, seed))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._params import Boolean, Callable, Integer, Optional, Options, RandomState
+from ._params import Callable, Integer, Optional, Options, Progress, RandomState
 from ._utils import progress_bar
 from .base import ClusteringEstimator, check_is_fitted
 from .errors import InvalidParameterError, ProblemTooLargeError
@@ -332,7 +332,7 @@ class BayesianClusteringEstimator(ClusteringEstimator):
         "thin": Integer(low=1),
         "n_chains": Integer(low=1),
         "random_state": RandomState(),
-        "progress": Boolean(),
+        "progress": Progress(),
         "callback": Callable(),
     }
 

@@ -276,8 +276,9 @@ class DDMMDPM(BayesianClusteringEstimator):
         the sampled co-clustering (as :class:`graphclust.TVClust`); ``"last"``: the
         last sample of the last chain.
     random_state : None, int or numpy.random.Generator, default=None
-    progress : bool, default=False
-        Show a progress bar over the sweeps.
+    progress : bool or "auto", default="auto"
+        Show a progress bar over the sweeps; ``"auto"`` shows it only once the fit has run two
+        seconds (quick fits print nothing), ``False`` never.
     callback : callable or None, default=None
         ``callback(sweep, labels, log_joint)`` after every sweep (sweeps counted over
         all chains from 1; node labels; the log joint of ``result_.history``); return
@@ -413,7 +414,7 @@ class DDMMDPM(BayesianClusteringEstimator):
                  alpha=1.0, lam="auto", beta=3.0, base_std="auto", pa_cap=0.01, margin=1.0, removal_shrink=0.01,
                  bias=False, ml_strength=1.0, cl_penalty=1.0, constraint_weight="auto", phantom_rival=False,
                  reuse_singleton_theta=False, n_iter=100, burn_in=None, thin=1, n_chains=2, init="single",
-                 point_estimate="binder", random_state=None, progress=False, callback=None):
+                 point_estimate="binder", random_state=None, progress="auto", callback=None):
         self.similarity = similarity
         self.distance = distance
         self.n_neighbors = n_neighbors
@@ -726,7 +727,7 @@ class MMDPM(DDMMDPM):
     def __init__(self, *, alpha=1.0, lam=0.5, beta=3.0, base_std="auto", pa_cap=0.01, margin=1.0, removal_shrink=0.01,
                  bias=False, ml_strength=1.0, cl_penalty=1.0, constraint_weight=1.0, phantom_rival=False,
                  reuse_singleton_theta=False, n_iter=200, burn_in=None, thin=1, n_chains=1, init="single",
-                 point_estimate="binder", random_state=None, progress=False, callback=None):
+                 point_estimate="binder", random_state=None, progress="auto", callback=None):
         self.alpha = alpha
         self.lam = lam
         self.beta = beta

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ._params import AnyOf, Boolean, Callable, InstanceOf, Integer, Optional, Options, RandomState, Real
+from ._params import AnyOf, Boolean, Callable, InstanceOf, Integer, Optional, Options, Progress, RandomState, Real
 from ._utils import check_random_state, group_sums, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .energy import Energy
@@ -141,8 +141,9 @@ class HMRF(ClusteringEstimator):
         with a lower objective; where the data's shape differs from the metric's, the
         constraints' start is the one that finds it.
     random_state : None, int or numpy.random.Generator, default=None
-    progress : bool, default=False
-        Show a progress bar over EM iterations.
+    progress : bool or "auto", default="auto"
+        Show a progress bar over EM iterations; ``"auto"`` shows it only once the fit has run two
+        seconds (quick fits print nothing), ``False`` never.
     callback : callable or None, default=None
         ``callback(iteration, labels, objective)``; return True to stop.
 
@@ -183,13 +184,13 @@ class HMRF(ClusteringEstimator):
         "inference_options": Optional(InstanceOf(dict, "a dict of engine options")),
         "init": lambda value, name: None,  # a name, or an array checked against the data in fit
         "random_state": RandomState(),
-        "progress": Boolean(),
+        "progress": Progress(),
         "callback": Callable(),
     }
 
     def __init__(self, potentials=None, *, inference="bp", penalty="distance", constraint_weight="auto",
                  use_closure="auto", max_closure_pairs=200_000, smoothness=0.0, max_iter=100, tol=1e-6,
-                 safeguard=True, inference_options=None, init=None, random_state=None, progress=False,
+                 safeguard=True, inference_options=None, init=None, random_state=None, progress="auto",
                  callback=None):
         self.potentials = potentials
         self.inference = inference

@@ -49,7 +49,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import xlogy
 
-from ._params import AnyOf, Boolean, Callable, Integer, Optional, Options, RandomState, Real
+from ._params import AnyOf, Callable, Integer, Optional, Options, Progress, RandomState, Real
 from ._utils import check_float, check_int, check_random_state, group_sums, progress_bar, sq_distances
 from .base import ClusteringEstimator, ClusteringResult, canonical_labels, register_method
 from .energy import energy_value, potts_csr
@@ -500,8 +500,9 @@ class RDPMeans(ClusteringEstimator):
         at most ``tol·|J|``.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the visiting orders (and the ``"box"`` start).
-    progress : bool, default=False
-        Show a tqdm bar over passes.
+    progress : bool or "auto", default="auto"
+        Show a progress bar over passes; ``"auto"`` shows it only once the fit has run two
+        seconds (quick fits print nothing), ``False`` never.
     callback : callable or None, default=None
         ``callback(pass, labels, objective)`` after every pass of every restart; return
         True to stop (no further restart is run).
@@ -722,7 +723,7 @@ class RDPMeans(ClusteringEstimator):
         "max_iter": Integer(low=1),
         "tol": Real(low=0.0),
         "random_state": RandomState(),
-        "progress": Boolean(),
+        "progress": Progress(),
         "callback": Callable(),
     }
 
@@ -732,7 +733,7 @@ class RDPMeans(ClusteringEstimator):
     def __init__(self, lam=None, n_clusters=None, *, xi="auto", xi0=1e-3, xi_rate=2.0, xi_max="auto",
                  p_link=None, q_link=None, noise_var="auto", divergence="sqeuclidean", smoothing=1e-3,
                  lam_rule="auto", init="auto", patience=20, anneal_stop="saturation", n_init="auto",
-                 max_iter=1000, tol=1e-6, random_state=None, progress=False, callback=None):
+                 max_iter=1000, tol=1e-6, random_state=None, progress="auto", callback=None):
         self.lam = lam
         self.n_clusters = n_clusters
         self.xi = xi
@@ -1243,7 +1244,8 @@ class DPMeans(RDPMeans):
     max_iter : int, default=1000
     tol : float, default=1e-6
     random_state : None, int or numpy.random.Generator, default=None
-    progress : bool, default=False
+    progress : bool or "auto", default="auto"
+        As in :class:`RDPMeans`.
     callback : callable or None, default=None
 
     Attributes
@@ -1271,7 +1273,7 @@ class DPMeans(RDPMeans):
 
     def __init__(self, lam=None, n_clusters=None, *, divergence="sqeuclidean", smoothing=1e-3,
                  lam_rule="farthest_first", init="mean", n_init=1, max_iter=1000, tol=1e-6, random_state=None,
-                 progress=False, callback=None):
+                 progress="auto", callback=None):
         self.lam = lam
         self.n_clusters = n_clusters
         self.divergence = divergence

@@ -324,7 +324,7 @@ def _noise_variance(img):
 # ---------------------------------------------------------------------- segment
 def segment(image, scribbles=None, *, n_segments=None, method="hmrf-bp", graph="grid", connectivity=8,
             smoothness=1.0, beta=None, n_superpixels=400, compactness=0.1, colour_reg=1e-3,
-            random_state=None, progress=False, **options):
+            random_state=None, progress="auto", **options):
     """Segment an image from scribbles (or into ``n_segments`` without them).
 
     Parameters
@@ -360,8 +360,9 @@ def segment(image, scribbles=None, *, n_segments=None, method="hmrf-bp", graph="
         on the scribbled pixels, each variance shrunk towards the variance pooled
         over all labels with the weight of 20 pixels).
     random_state : None, int or numpy.random.Generator, default=None
-    progress : bool, default=False
-        Progress bar of the inference engine (or the estimator).
+    progress : bool or "auto", default="auto"
+        Progress bar of the inference engine (or the estimator); ``"auto"`` shows it
+        once the run has taken two seconds.
     **options
         Extra engine options (``max_iter``, ``damping``, ...) for the HMRF methods
         with scribbles; estimator parameters otherwise.

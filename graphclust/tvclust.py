@@ -188,8 +188,9 @@ class TVClust(BayesianClusteringEstimator):
         posterior, i.e. Dahl's least-squares rule); ``"map"``: the kept sample with the
         highest log joint.
     random_state : None, int or numpy.random.Generator, default=None
-    progress : bool, default=False
-        Show a progress bar over the sweeps.
+    progress : bool or "auto", default="auto"
+        Show a progress bar over the sweeps; ``"auto"`` shows it only once the fit has run two
+        seconds (quick fits print nothing), ``False`` never.
     callback : callable or None, default=None
         ``callback(sweep, labels, log_joint)`` after every sweep (sweeps counted over
         all chains from 1; node labels; the log joint of ``result_.history``); return
@@ -331,7 +332,7 @@ class TVClust(BayesianClusteringEstimator):
     def __init__(self, likelihood="gaussian", *, alpha=1.0, p=0.9, q=0.9, learn_pq=False, p_prior=(10.0, 1.0),
                  q_prior=(10.0, 1.0), learn_alpha=False, alpha_prior=(1.0, 1.0), n_iter=200, burn_in=None, thin=1,
                  n_chains=1, n_split_merge=10, init="rdpmeans", point_estimate="binder", random_state=None,
-                 progress=False, callback=None):
+                 progress="auto", callback=None):
         self.likelihood = likelihood
         self.alpha = alpha
         self.p = p

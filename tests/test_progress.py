@@ -40,3 +40,29 @@ def test_restarts_share_one_bar(capsys):
     assert len(finished) == 1, finished
     restarts = set(re.findall(r"restart=(\d+)", err))
     assert len(restarts) > 1  # several restarts ran, all on the one bar
+
+
+def test_auto_progress_is_the_default_and_quiet_on_quick_fits(capsys):
+    for est in (gc.HMRF(gc.potentials.Centroids(3)), gc.RDPMeans(), gc.DPMeans(), gc.COSC(), gc.TVClust(),
+                gc.DDMMDPM(), gc.MMDPM()):
+        assert est.progress == "auto", type(est).__name__
+    err, finished = _fit_and_read_bars(gc.HMRF(gc.potentials.Centroids(3), random_state=0), capsys)
+    assert err == ""  # well under two seconds: nothing printed
+
+
+def test_auto_progress_shows_a_full_bar_once_the_delay_has_passed(capsys, monkeypatch):
+    import graphclust._utils as utils
+
+    monkeypatch.setattr(utils, "AUTO_PROGRESS_DELAY", 0.0)  # every fit is "long" now
+    err, finished = _fit_and_read_bars(gc.HMRF(gc.potentials.Centroids(3), random_state=0), capsys)
+    assert len(finished) == 1 and finished[0].split("\r")[-1].startswith("HMRF EM (2 starts)"), finished
+    last = finished[0].split("\r")[-1]
+    done = re.search(r"(\d+)/(\d+)", last)
+    assert done and done.group(1) == done.group(2), last
+
+
+def test_progress_refuses_other_values():
+    from graphclust.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="progress.* must be one of True, False, 'auto'"):
+        gc.RDPMeans(progress="yes").fit([[0.0], [1.0], [2.0]])

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from .._kmeans import kmeans
-from .._params import Boolean, Callable, Integer, Optional, Options, RandomState, Real
+from .._params import Callable, Integer, Optional, Options, Progress, RandomState, Real
 from .._utils import check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, Transductive, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
@@ -144,8 +144,9 @@ class COSC(Transductive, ClusteringEstimator):
         ``-1`` all cores. The answer does not depend on it: every run is
         deterministic given its start.
     random_state : None, int or numpy.random.Generator, default=None
-    progress : bool, default=False
-        Show a tqdm bar over the ``gamma`` steps.
+    progress : bool or "auto", default="auto"
+        Show a progress bar over the ``gamma`` steps; ``"auto"`` shows it only once the fit has run two
+        seconds (quick fits print nothing), ``False`` never.
     callback : callable or None, default=None
         ``callback(step, labels, objective)`` after every outer step: each split of
         the recursive k-way partition, or the one bipartition for two clusters, with
@@ -285,7 +286,7 @@ class COSC(Transductive, ClusteringEstimator):
         "multilevel": Options("auto", True, False),
         "n_jobs": _check_n_jobs,
         "random_state": RandomState(),
-        "progress": Boolean(),
+        "progress": Progress(),
         "callback": Callable(),
         "n_neighbors": Integer(low=1),
     }
@@ -294,7 +295,7 @@ class COSC(Transductive, ClusteringEstimator):
     _price_early_cannot_links = True
 
     def __init__(self, n_clusters=2, *, cut="ncut", mode="auto", gamma=None, n_starts=5, tol=1e-4,
-                 max_gamma_steps=12, multilevel="auto", n_jobs=None, random_state=None, progress=False,
+                 max_gamma_steps=12, multilevel="auto", n_jobs=None, random_state=None, progress="auto",
                  callback=None, n_neighbors=10):
         self.n_clusters = n_clusters
         self.cut = cut
