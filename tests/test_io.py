@@ -653,7 +653,10 @@ VALUE_SPANS = re.compile(rb'>([^<]*)<|"([^"]*)"')
 BYTES = b'<>/"=&;# 0123456789abcdefINFnan-.,[]() \n\x00\xff'
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# 200 examples in make test; a release check runs many more (docs/reliability.md):
+#   GRAPHCLUST_FUZZ_EXAMPLES=100000 python -m pytest tests/test_io.py -k fuzz
+@settings(max_examples=int(os.environ.get("GRAPHCLUST_FUZZ_EXAMPLES", "200")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 5), st.integers(0, 255),
                               st.sampled_from(TAGS), st.sampled_from(VALUES)), min_size=1, max_size=4),
        cut=st.one_of(st.none(), st.none(), st.none(), st.integers(0, 10**6)))
