@@ -23,6 +23,7 @@ FEATURE_ESTIMATORS = {
     "COSC": lambda: gc.COSC(3, random_state=0),
     "SpectralClustering": lambda: gc.SpectralClustering(3, random_state=0),
     "AutoCluster": lambda: gc.AutoCluster(random_state=0),
+    "TVClust": lambda: gc.TVClust(n_iter=30, random_state=0),
 }
 _BASE = {}
 
