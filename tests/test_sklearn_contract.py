@@ -21,7 +21,6 @@ EXPECTED_FAILURES = {
 }
 #: defaults that fail scikit-learn's three-blob clustering check (issue #22, item 3)
 DEFAULTS_EXPECTED = {
-    "DCP": {"check_clustering": "DCP's defaults merge well-separated blobs into one cluster (issue #22; docs/dcp.md)"},
     "MMDPM": {"check_clustering": "MMDPM's defaults split three blobs into 4-7 clusters (ARI < 0.1; issue #22)"},
 }
 
