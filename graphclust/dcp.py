@@ -6,11 +6,13 @@ of its blocks under a positive-definite kernel ``K``:
 
 .. math::
 
-    p(S \\mid θ, τ) \\propto \\prod_{C \\in S} \\det(K_C)^{-τ}.
+    p(S \\mid θ, τ) \\propto \\prod_{C \\in S} α \\det(K_C)^{-τ},
 
-A node ``x`` joining cluster ``C`` multiplies the score by ``s_C(x)^{-τ}``, where
+with a factor ``α`` per cluster that this package adds (the paper has ``α = 1``; the
+DCP alone never penalises a merge, see :class:`DCP`). A node ``x`` joining cluster
+``C`` multiplies the score by ``s_C(x)^{-τ}``, where
 ``s_C(x) = k(x, x) − k_{x,C} K_C^{-1} k_{C,x}`` is the Gaussian-process posterior
-variance of ``x`` given ``C``; a new cluster costs ``k(x, x)^{-τ}``. The sampler keeps
+variance of ``x`` given ``C``; a new cluster costs ``α k(x, x)^{-τ}``. The sampler keeps
 one Cholesky factor per cluster: a node is appended by forward substitution and
 deleted by a rank-one update of the trailing block (``O(|C|²)`` each), in numba.
 Hard must-links merge nodes into blocks that move as one (the score of a block is
@@ -20,9 +22,9 @@ lengthscales and ``τ`` are learnt by the exchange algorithm (Murray, Ghahramani
 MacKay 2006) with an auxiliary partition drawn by a few Gibbs sweeps of the
 unconstrained DCP.
 
-Read the Notes of :class:`DCP` before using the output: the most probable partition
-of a DCP is always the one-cluster partition (Fischer's inequality), so every
-summary here comes from posterior samples, never from the mode.
+Read the Notes of :class:`DCP` before using the output: without the cluster factor the
+most probable partition of a DCP is always the one-cluster partition (Fischer's
+inequality), so every summary here comes from posterior samples, never from the mode.
 """
 
 import math
@@ -45,6 +47,7 @@ from .potentials.dcp import (
     _check_lengthscale,
     _default_lengthscale,
     _KernelSpec,
+    _neighbour_information,
     _new_slots,
     _no_adjacency,
     _partition_logdet,
@@ -68,6 +71,9 @@ CV_FOLDS = 3
 CV_SWEEPS = 20
 #: fewer soft must-links or cannot-links than this: no cross-validation
 CV_MIN_PER_KIND = 10
+#: ``concentration="auto"`` with cannot-links: ``log α = −CLUSTER_COST · c``, ``c`` the
+#: constraint weight factor (``τ`` by default): a cluster costs two unit cannot-links
+CLUSTER_COST = 2.0
 
 
 # ============================================================================ split-merge
@@ -179,8 +185,9 @@ class _SplitMerge:
         self.proposed = np.zeros(2, dtype=np.int64)  # splits, merges
         self.accepted = np.zeros(2, dtype=np.int64)
 
-    def move(self, store, tau, rng):
-        """One proposal on ``store`` (a :class:`_Store`); returns whether it was accepted."""
+    def move(self, store, tau, rng, log_alpha=0.0):
+        """One proposal on ``store`` (a :class:`_Store`) for ``Π_C α det(K_C)^(−τ) ·
+        exp(Σ w)``; returns whether it was accepted."""
         n_items = self.n_items
         if n_items < 2:
             return False
@@ -205,8 +212,9 @@ class _SplitMerge:
                                                order, forced, float(tau), store.floor, unif, side, not split)
         if split:  # the cluster as it stands: its cached factor
             ld_ab = _store_logdet(store.facs, store.size, np.array([ka], dtype=np.int64), 1)
-        # log p(split) − log p(merged): the determinants, and the constraints across
-        log_ratio = -tau * (ld_a + ld_b - ld_ab) - cross
+        # log p(split) − log p(merged): one more cluster, the determinants, and the
+        # constraints across
+        log_ratio = log_alpha - tau * (ld_a + ld_b - ld_ab) - cross
         log_accept = log_ratio - logq if split else -log_ratio + logq
         self.proposed[0 if split else 1] += 1
         if not math.log(rng.random()) < log_accept:
@@ -227,11 +235,12 @@ class DCP(BayesianClusteringEstimator):
     partitions, sampled by Gibbs sampling with hard constraints; the number of clusters
     is inferred.
 
-    The partition ``S`` has probability ``∝ Π_C det(K_C)^(−τ)`` under a
+    The partition ``S`` has probability ``∝ Π_C α det(K_C)^(−τ)`` under a
     squared-exponential kernel on the node features (ARD or one shared lengthscale),
     or a graph kernel (heat or regularised Laplacian of the data graph) when nodes
-    have no features. Hard must-links (labels give them: same label) merge nodes into
-    blocks that move together; hard cannot-links (different labels) veto clusters;
+    have no features; ``α`` (the concentration) is a factor per cluster. Hard
+    must-links (labels give them: same label) merge nodes into blocks that move
+    together; hard cannot-links (different labels) veto clusters;
     constraints of finite weight ``w`` add ``w`` to the log weight of a cluster for
     each partner in it. The lengthscales and ``τ`` are learnt by the exchange
     algorithm. The answer is the sampled partition with the least posterior expected
@@ -253,6 +262,33 @@ class DCP(BayesianClusteringEstimator):
         and wine over 40–47 clusters (pairwise F 0.04–0.07) in the protocol of
         ``benchmarks/bench_noisy_defaults.py``; the best fixed ``τ`` was 3–8
         depending on the data set (``docs/dcp.md``).
+    concentration : float or "auto", default="auto"
+        The factor ``α > 0`` every cluster contributes to the partition's weight,
+        ``Π_C α det(K_C)^(−τ)``: a new cluster is opened with weight ``α det(K_B)^(−τ)``
+        and a split proposal gains ``log α``. The DCP alone never penalises a merge
+        (Fischer's inequality; merged and split differ by ``2τ I(f_A; f_B)``, the GP
+        mutual information of the parts), so without side information it returned one
+        cluster on scikit-learn's three blobs. ``α > 1`` splits two groups whose mutual
+        information is below ``log α / 2τ``; ``α < 1`` is a cost per cluster that keeps
+        stray points in their neighbours' clusters. ``1`` switches the term off (the
+        paper's DCP). ``"auto"``:
+
+        * no cannot-link in the side information: ``log α = τ · ι``, ``ι`` the 10 %
+          quantile over the nodes of ``log(k(x, x) / s_N(x))``, the information a node
+          has about its 3 nearest neighbours ``N`` (``result_.info["split_information"]``):
+          a node that tells less than that about every cluster would rather be alone.
+          On ``check_clustering``'s blobs ``ι = 1.05`` and the defaults find 3–4
+          clusters (ARI 0.91–0.94 over 5 seeds; without the term 1–2, ARI 0–0.57);
+        * a cannot-link (soft, hard or from labels): ``log α = −2 c``, ``c`` the
+          constraint weight factor (``τ`` by default): a cluster costs as much as two
+          unit cannot-links, so one flipped cannot-link cannot split a node off its
+          class, while the cannot-links keep the classes apart. With 100 clean pairs
+          wine gave 3–4 clusters (ARI 0.88–0.99, 5 seeds) where ``α = 1`` and
+          ``constraint_weight=1`` gave 4–8 (ARI 0.36 on average).
+
+        ``log α`` is fixed for the fit (``log_alpha_``) and used by ``predict``;
+        ``docs/dcp.md`` has the measurements, and what the term cannot do (iris and
+        wine without side information).
     lengthscale : float, array-like of shape (n_features,) or None, default=None
         Squared-exponential lengthscale(s) on the (standardised) features, the kernel
         being ``exp(−½ Σ_d (x_d − x'_d)² / ℓ_d²)``; the start value when learnt and the
@@ -299,16 +335,17 @@ class DCP(BayesianClusteringEstimator):
         cannot leave: two far-apart groups in one cluster (independent under the
         kernel, so merged and split score the same and only the cannot-links between
         them tell) stay merged under Gibbs moves, each node being held by its group.
-    constraint_weight : float or "tau", default=1.0
+    constraint_weight : float or "tau", default="tau"
         Factor ``c`` on the soft constraints' weights: the chain samples
-        ``p(S) ∝ Π_C det(K_C)^(−τ) · exp(c Σ w)``. ``"tau"``: ``c = τ`` (the start
+        ``p(S) ∝ Π_C α det(K_C)^(−τ) · exp(c Σ w)``. ``"tau"``: ``c = τ`` (the start
         value when ``τ`` is learnt), so the temperature tempers the whole energy,
-        ``(Π_C det(K_C)^(−1) · exp(Σ w))^τ``, and raising ``τ`` does not silence the
-        constraints. With ``c = 1`` the kernel term outweighs the cannot-links
-        between neighbouring classes at ``τ = 4``: on wine at 1 % of the pairs the
-        DCP merged two of the three classes (F 0.69 on the issue #26 protocol; one
-        draw gave 0.94 with ``c = τ``). ``"tau"`` is not the default yet: it was
-        measured on iris and wine only (``docs/dcp.md``). Hard constraints are
+        ``(Π_C α^(1/τ) det(K_C)^(−1) · exp(Σ w))^τ``, and raising ``τ`` does not
+        silence the constraints. With ``c = 1`` the kernel term outweighs the
+        cannot-links between neighbouring classes at ``τ = 4``: on wine at 1 % of the
+        pairs the DCP merged two of the three classes (F 0.69 on the issue #26
+        protocol; one draw gave 0.94 with ``c = τ``). The default since the cluster
+        term: with it and ``concentration="auto"`` iris and wine gain at 0–10 % of
+        flipped pairs and lose at 20 % (``docs/dcp.md``). Hard constraints are
         unaffected.
     exchange_every : int, default=1
         One exchange move after every this many sweeps.
@@ -324,7 +361,9 @@ class DCP(BayesianClusteringEstimator):
     refresh_every : int, default=10
         Rebuild every Cholesky factor from scratch after this many sweeps.
     random_state : None, int or numpy.random.Generator, default=None
-    progress : bool, default=False
+    progress : bool or "auto", default="auto"
+        Show a progress bar over the sweeps; ``"auto"`` shows it only once the fit has
+        run two seconds (quick fits print nothing), ``False`` never.
     callback : callable or None, default=None
         ``callback(sweep, labels, log_joint)`` after every sweep (sweeps counted over
         all chains from 1; node labels; the log joint of ``result_.history``); return
@@ -350,17 +389,20 @@ class DCP(BayesianClusteringEstimator):
         The kernel used (``"auto"`` resolved).
     result_ : ClusteringResult
         ``objective``: expected Binder loss of ``labels_``; ``history``: the log joint
-        ``−τ Σ_C log det K_C + Σ w_ij`` (over the finite-weight constraints whose
-        nodes share a cluster; hard constraints always hold) after every sweep of the
-        first chain, the unnormalised log density the sweeps sample (at the current
-        ``τ`` and lengthscales); ``info``: traces ``"n_clusters"``, ``"tau"``,
+        ``−τ Σ_C log det K_C + |S| log α + c Σ w_ij`` (over the finite-weight
+        constraints whose nodes share a cluster; hard constraints always hold) after
+        every sweep of the first chain, the unnormalised log density the sweeps sample
+        (at the current ``τ`` and lengthscales); ``info``: traces ``"n_clusters"``, ``"tau"``,
         ``"log_joint"``, ``"log_score"`` (``log f(S) = −τ Σ_C log det K_C`` alone)
         (``(n_chains, n_iter)``),
         ``"lengthscale"`` (``(n_chains, n_iter, n_ell)``), ``"accept_tau"``,
         ``"accept_lengthscale"`` (acceptance rates), ``"sweep_seconds"``,
         ``"n_items"`` (blocks after merging hard must-links), ``"accept_split"``,
         ``"accept_merge"``, ``"split_merge_seconds"``, ``"tau_start"`` (``τ`` after
-        ``"auto"``), ``"tau_cv"`` (held-out agreement of each candidate) and more.
+        ``"auto"``), ``"tau_cv"`` (held-out agreement of each candidate), ``"log_alpha"``,
+        ``"split_information"`` (``concentration="auto"`` without cannot-links) and more.
+    log_alpha_ : float
+        ``log α`` of the fit (``concentration`` resolved).
 
     Raises
     ------
@@ -375,13 +417,14 @@ class DCP(BayesianClusteringEstimator):
     -----
     **The mode is degenerate.** For any disjoint ``A, B``,
     ``det K_{A∪B} ≤ det K_A det K_B`` (Fischer), so merging clusters never lowers the
-    score: the most probable partition is one cluster (with ``L`` labels, ``L``
-    clusters). Finer partitions carry the mass because there are many of them. Use
-    the samples; never a MAP or ICM optimum of the DCP with a free number of clusters.
+    score: without the cluster term (``α = 1``) the most probable partition is one
+    cluster (with ``L`` labels, ``L`` clusters). Finer partitions carry the mass
+    because there are many of them, or because ``α > 1`` rewards them. Use the
+    samples; never a MAP or ICM optimum of the DCP with a free number of clusters.
 
     **Gibbs step.** A block ``B`` (a node, or nodes joined by hard must-links) joins
     cluster ``C`` with weight ``det(K_B − K_{B,C}K_C⁻¹K_{C,B})^(−τ)`` (``s_C(x)^(−τ)``
-    for one node) and opens a new cluster with weight ``det(K_B)^(−τ)``. The factors
+    for one node) and opens a new cluster with weight ``α det(K_B)^(−τ)``. The factors
     are cached per cluster (append by forward substitution, delete by a rank-one update
     of the trailing block) and rebuilt every ``refresh_every`` sweeps. A sweep costs
     ``O(n Σ_C |C|²)``: 50–70 ms for 500 points in a few dozen clusters, 0.4–0.7 s
@@ -391,17 +434,17 @@ class DCP(BayesianClusteringEstimator):
     cluster ``C``, the other items of ``C`` are allocated one at a time in random
     order to the clusters seeded by ``a`` and ``b``, each by the DCP conditional
     restricted to the two (probability ``q`` of the allocation); the split is accepted
-    with probability ``min(1, p(split) / (p(merged) q))``. In two clusters, their
-    merge is accepted with ``min(1, p(merged) q / p(split))``, ``q`` replaying the
-    allocation that gives the current pair (Dahl 2003). A proposal costs
+    with probability ``min(1, p(split) / (p(merged) q))`` (the ratio holds ``α``). In
+    two clusters, their merge is accepted with ``min(1, p(merged) q / p(split))``, ``q``
+    replaying the allocation that gives the current pair (Dahl 2003). A proposal costs
     ``O(|C|³)``.
 
     **Exchange algorithm.** A proposal ``ψ' = (ℓ', τ')`` is accepted with probability
     ``min(1, p(ψ') f(S; ψ') f(S'; ψ) / (p(ψ) f(S; ψ) f(S'; ψ')))``, where ``S'`` is
-    drawn from the *unconstrained* DCP at ``ψ'`` over all nodes; here by
-    ``n_aux_sweeps`` Gibbs sweeps started at ``S`` (an approximation: the exact
-    algorithm needs an exact draw). The paper's Eq. 13 inverts the proposal ratio and
-    drops the prior; this is the standard form.
+    drawn from the *unconstrained* DCP at ``ψ'`` over all nodes (with the fit's ``α``,
+    which cancels from the ratio); here by ``n_aux_sweeps`` Gibbs sweeps started at
+    ``S`` (an approximation: the exact algorithm needs an exact draw). The paper's
+    Eq. 13 inverts the proposal ratio and drops the prior; this is the standard form.
 
     **Constraints.** Nodes labelled alike are merged; nodes labelled differently are
     cannot-linked, so anchored clusters never merge; unlabelled nodes may open
@@ -448,14 +491,17 @@ class DCP(BayesianClusteringEstimator):
                                    message="{name} must be 'tau' or a number >= 0, got {value!r}"),
         "exchange_every": Integer(low=1),
         "refresh_every": Integer(low=1),
+        "concentration": AnyOf(Options("auto"), Real(low=0.0, low_open=True),
+                               message="{name} must be 'auto' or a number > 0, got {value!r}"),
     }
 
-    def __init__(self, tau="auto", *, lengthscale=None, kernel="auto", ard=False, graph_scale=1.0, standardize=True,
-                 jitter=1e-6, learn_tau=False, learn_lengthscale=False, tau_prior=(0.0, 1.0),
-                 lengthscale_prior_sd=1.0, n_aux_sweeps=5, split_merge=10, constraint_weight=1.0, exchange_every=1,
-                 n_iter=60, burn_in=None, thin=1, n_chains=1, refresh_every=10, random_state=None, progress=False,
-                 callback=None):
+    def __init__(self, tau="auto", *, concentration="auto", lengthscale=None, kernel="auto", ard=False,
+                 graph_scale=1.0, standardize=True, jitter=1e-6, learn_tau=False, learn_lengthscale=False,
+                 tau_prior=(0.0, 1.0), lengthscale_prior_sd=1.0, n_aux_sweeps=5, split_merge=10,
+                 constraint_weight="tau", exchange_every=1, n_iter=60, burn_in=None, thin=1, n_chains=1,
+                 refresh_every=10, random_state=None, progress="auto", callback=None):
         self.tau = tau
+        self.concentration = concentration
         self.lengthscale = lengthscale
         self.kernel = kernel
         self.ard = ard
@@ -508,6 +554,19 @@ class DCP(BayesianClusteringEstimator):
         if not above_chance(scores[top], w):  # no candidate keeps them better than coin flips: no signal
             pick = base
         return CV_TAUS[pick], {"tau_cv": {f"{t:g}": float(v) for t, v in zip(CV_TAUS, scores)}}
+
+    def _resolve_log_alpha(self, problem, K, floor, tau, cw):
+        """``(log α, info)``: ``log concentration``; for ``"auto"``, with a cannot-link in the
+        side information ``−CLUSTER_COST · cw`` (a cluster costs as much as that many
+        unit constraints, after ``constraint_weight``), without ``τ`` times the
+        information a node has about its nearest neighbours
+        (:func:`~graphclust.potentials.dcp._neighbour_information`, the 10 % quantile)."""
+        if not isinstance(self.concentration, str):
+            return math.log(float(self.concentration)), {}
+        if (problem.constraint_weights < 0).any():
+            return -CLUSTER_COST * cw, {}
+        info = _neighbour_information(K, floor)
+        return info * tau, {"split_information": info}
 
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):
@@ -592,21 +651,23 @@ class DCP(BayesianClusteringEstimator):
             tau = tau0
             ell = None if ell0 is None else ell0.copy()
             K = spec.matrix(ell)
+            if c == 0:
+                log_alpha, alpha_info = self._resolve_log_alpha(problem, K, floor, tau0, cw)
             store = _Store(K, iptr, inodes, floor)
             steps = {"tau": 0.5, "lengthscale": 0.3 / math.sqrt(max(n_ell, 1))}
             # anchors first (labelled groups: blocks and cannot-linked items), then the rest
             start = np.concatenate([crng.permutation(anchors), crng.permutation(others)])
-            store.sweep(start, crng.random(n_items), adj, tau)
+            store.sweep(start, crng.random(n_items), adj, tau, log_alpha)
             n_exchange = 0
             for t in range(n_iter):
                 t0 = time.perf_counter()
-                store.sweep(crng.permutation(n_items), crng.random(n_items), adj, tau)
+                store.sweep(crng.permutation(n_items), crng.random(n_items), adj, tau, log_alpha)
                 if (t + 1) % int(self.refresh_every) == 0:
                     store.rebuild()
                 sweep_seconds += time.perf_counter() - t0
                 t0 = time.perf_counter()
                 for _ in range(n_sm):
-                    sm.move(store, tau, crng)
+                    sm.move(store, tau, crng, log_alpha)
                 split_merge_seconds += time.perf_counter() - t0
                 if moves and (t + 1) % int(self.exchange_every) == 0:
                     t0 = time.perf_counter()
@@ -627,7 +688,7 @@ class DCP(BayesianClusteringEstimator):
                     aux = _Store(K_new, node_iptr, node_inodes, floor)
                     aux.set_labels(zn)
                     for _ in range(int(self.n_aux_sweeps)):
-                        aux.sweep(crng.permutation(n), crng.random(n), no_adj, tau_new)
+                        aux.sweep(crng.permutation(n), crng.random(n), no_adj, tau_new, log_alpha)
                     lam_Sp_new = aux.logdet()
                     lam_S_new = lam_S if K_new is K else _partition_logdet(K_new, zn, floor)
                     lam_Sp_old = _partition_logdet(K, aux.zn.copy(), floor)
@@ -649,7 +710,8 @@ class DCP(BayesianClusteringEstimator):
                 traces["tau"][c, t] = tau
                 traces["log_score"][c, t] = -tau * lam
                 zi = store.zi
-                traces["log_joint"][c, t] = -tau * lam + soft_inside + float(soft_w[zi[soft_a] == zi[soft_b]].sum())
+                traces["log_joint"][c, t] = (-tau * lam + log_alpha * store.n_clusters + soft_inside
+                                             + float(soft_w[zi[soft_a] == zi[soft_b]].sum()))
                 if n_ell:
                     traces["lengthscale"][c, t] = ell
                 if t >= burn_in and (t - burn_in) % thin == 0:
@@ -676,11 +738,13 @@ class DCP(BayesianClusteringEstimator):
             self.lengthscale_ = None if not n_ell else traces["lengthscale"][:, kept_idx].reshape(-1, n_ell).mean(0)
         labels, loss, n_distinct = self._summarise(problem, samples, merged.lift)
         self.kernel_ = spec.kind
+        self.log_alpha_ = log_alpha
         self._kept = (canonical_rows(samples), kept_tau, kept_ell)
         self._spec = spec
         info = {**traces, "n_samples": int(len(samples)), "n_distinct_partitions": n_distinct,
                 "n_items": int(n_items), "sweep_seconds": sweep_seconds, "exchange_seconds": exchange_seconds,
                 "split_merge_seconds": split_merge_seconds, "tau_start": tau0, "constraint_weight": cw, **chosen,
+                "log_alpha": log_alpha, **alpha_info,
                 "accept_split": float(sm.accepted[0] / sm.proposed[0]) if sm.proposed[0] else float("nan"),
                 "accept_merge": float(sm.accepted[1] / sm.proposed[1]) if sm.proposed[1] else float("nan"),
                 "n_sweeps": int(C * n_iter), "kernel": spec.kind,
@@ -742,7 +806,7 @@ class DCP(BayesianClusteringEstimator):
             st = _Store(K, iptr, inodes, spec.floor)
             st.set_labels(np.concatenate([canon[s][comp], np.full(m, -1)]))
             for _ in range(n_sweeps + 1):
-                st.sweep(rng.permutation(test), rng.random(m), no_adj, kept_tau[s])
+                st.sweep(rng.permutation(test), rng.random(m), no_adj, kept_tau[s], self.log_alpha_)
             out[r] = st.node_labels()
         return out
 

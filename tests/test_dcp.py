@@ -88,14 +88,16 @@ def test_merging_never_lowers_the_score(rng):
 
 
 # ---------------------------------------------------------------------------- exact enumeration
-def exact_posterior(K, tau, n, must=(), cannot=(), soft=()):
+def exact_posterior(K, tau, n, must=(), cannot=(), soft=(), log_alpha=0.0):
+    """``Π_C α det(K_C)^(−τ) · exp(Σ w)`` over all partitions of ``n`` nodes, normalised."""
     parts = set_partitions(n)
     logp = []
     for z in parts:
         if any(z[a] != z[b] for a, b in must) or any(z[a] == z[b] for a, b in cannot):
             logp.append(-np.inf)
             continue
-        logp.append(-tau * logdet_partition(K, z) + sum(w for a, b, w in soft if z[a] == z[b]))
+        logp.append(-tau * logdet_partition(K, z) + log_alpha * len(np.unique(z))
+                    + sum(w for a, b, w in soft if z[a] == z[b]))
     logp = np.array(logp)
     p = np.exp(logp - logp.max())
     return {tuple(z): q for z, q in zip(parts, p / p.sum())}
@@ -115,7 +117,7 @@ def test_gibbs_matches_exact_enumeration_unconstrained(global_random_seed):
     X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
     tau, ell = 1.5, 0.8
     est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, learn_tau=False, learn_lengthscale=False,
-                 split_merge=0, n_iter=12000, burn_in=200, random_state=global_random_seed).fit(X)
+                 concentration=1.0, split_merge=0, n_iter=12000, burn_in=200, random_state=global_random_seed).fit(X)
     K = _se_kernel(X, np.array([ell]), 1e-6)
     exact = exact_posterior(K, tau, 5)
     assert tv(empirical(est.samples_), exact) < 0.04
@@ -133,7 +135,8 @@ def test_gibbs_matches_exact_enumeration_with_constraints(global_random_seed):
     tau, ell = 1.0, 1.0
     S = gc.SideInfo([(0, 1, np.inf), (1, 4, -np.inf), (2, 3, 0.7)])
     est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, learn_tau=False, learn_lengthscale=False,
-                 split_merge=0, n_iter=10000, burn_in=200, random_state=global_random_seed).fit(X, S)
+                 concentration=1.0, split_merge=0, n_iter=10000, burn_in=200,
+                 random_state=global_random_seed).fit(X, S)
     K = _se_kernel(X, np.array([ell]), 1e-6)
     exact = exact_posterior(K, tau, 5, must=[(0, 1)], cannot=[(1, 4)], soft=[(2, 3, 0.7)])
     assert tv(empirical(est.samples_), exact) < 0.04
@@ -148,13 +151,82 @@ def test_split_merge_moves_keep_the_exact_posterior(global_random_seed):
     X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
     tau, ell = 1.0, 1.0
     S = gc.SideInfo([(0, 1, np.inf), (1, 4, -np.inf), (2, 3, 0.7), (0, 3, -0.5)])
-    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, split_merge=20, n_iter=2500, burn_in=100,
-                 random_state=global_random_seed).fit(X, S)
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, concentration=1.0, split_merge=20, n_iter=2500,
+                 burn_in=100, random_state=global_random_seed).fit(X, S)
     K = _se_kernel(X, np.array([ell]), 1e-6)
     exact = exact_posterior(K, tau, 5, must=[(0, 1)], cannot=[(1, 4)], soft=[(2, 3, 0.7), (0, 3, -0.5)])
     assert tv(empirical(est.samples_), exact) < 0.05
     info = est.result_.info
     assert 0.0 < info["accept_split"] < 1.0 and 0.0 < info["accept_merge"] < 1.0
+
+
+@pytest.mark.parametrize("log_alpha", [1.3, -1.1], ids=["reward", "cost"])
+@pytest.mark.parametrize("split_merge", [0, 20], ids=["gibbs", "split-merge"])
+def test_cluster_term_matches_exact_enumeration(log_alpha, split_merge, global_random_seed):
+    """The per-cluster factor α: Gibbs sweeps alone, and split-merge proposals
+    dominating them, sample Π_C α det(K_C)^(−τ) · exp(Σ w) within the hard constraints
+    (block (0, 1), hard cannot-link (1, 4), soft must-link (2, 3), soft cannot-link
+    (0, 3)), for α > 1 and α < 1. The enumeration without the factor is far from it,
+    so the test can tell them apart."""
+    X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
+    tau, ell = 1.0, 1.0
+    side = [(0, 1, np.inf), (1, 4, -np.inf), (2, 3, 0.7), (0, 3, -0.5)]
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, concentration=float(np.exp(log_alpha)),
+                 split_merge=split_merge, n_iter=6000 if split_merge == 0 else 2500, burn_in=100,
+                 random_state=global_random_seed).fit(X, gc.SideInfo(side))
+    assert est.log_alpha_ == pytest.approx(log_alpha)
+    K = _se_kernel(X, np.array([ell]), 1e-6)
+    kw = dict(must=[(0, 1)], cannot=[(1, 4)], soft=[(2, 3, 0.7), (0, 3, -0.5)])
+    exact = exact_posterior(K, tau, 5, log_alpha=log_alpha, **kw)
+    assert tv(empirical(est.samples_), exact) < 0.05
+    assert tv(exact, exact_posterior(K, tau, 5, **kw)) > 0.1
+    if split_merge:
+        info = est.result_.info
+        assert 0.0 < info["accept_split"] < 1.0 and 0.0 < info["accept_merge"] < 1.0
+
+
+def test_cluster_term_is_the_gibbs_conditional():
+    """One node's conditional, read off the sampler's scores, is the ratio of the
+    enumerated joints: joining cluster k of the rest against opening a new cluster,
+    log α − τ (log det K_{C∪x} − log det K_C) against log α − τ log k(x, x)."""
+    from graphclust.potentials.dcp import _node_scores
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(7, 2))
+    tau, log_alpha = 1.7, 0.9
+    K = _se_kernel(X, np.array([1.1]), 1e-6)
+    rest = np.array([0, 0, 1, 1, 1, 2, -1])  # node 6 is out
+    st = _Store(K, *_singleton_items(7), 1e-6)
+    st.set_labels(rest)
+    slots = np.array([0, 1, 2, st.n_slots - 1], dtype=np.int64)
+    out = np.empty(4)
+    _node_scores(K, st.facs, st.mems, st.size, st.pos, st.zn, 6, slots, st.floor, out)
+    sampler = -tau * out
+    sampler[3] += log_alpha  # what _gibbs_scores adds to the new-cluster option
+
+    def log_joint(z):
+        return -tau * logdet_partition(K, z) + log_alpha * len(np.unique(z))
+
+    joints = np.array([log_joint(np.r_[rest[:6], k]) for k in (0, 1, 2, 3)])
+    np.testing.assert_allclose(sampler - sampler[3], joints - joints[3], atol=1e-8)
+
+
+def test_concentration_one_is_the_dcp_without_the_term():
+    """α = 1 switches the term off. The recorded draws of tests/test_sampler_items.py and
+    tests/inference/test_gibbs_recorded_samples.py (recorded before the term existed)
+    pin ``concentration=1.0`` and are reproduced bit for bit; here log α is 0, the log
+    joint has no cluster term, and another α changes the draws."""
+    X, _ = blobs(6, 2)
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 9)], weight=1.0)
+    kw = dict(tau=2.0, lengthscale=1.0, standardize=False, constraint_weight=1.0, n_iter=20, random_state=0)
+    off = gc.DCP(concentration=1.0, **kw).fit(X, S)
+    assert off.log_alpha_ == 0.0 and off.result_.info["log_alpha"] == 0.0
+    K = off._spec.matrix(np.array([1.0]))
+    for z, lj in zip(off.samples_, off.result_.info["log_joint"][0, 10:]):
+        want = -2.0 * logdet_partition(K, z) + (1.0 if z[0] == z[1] else 0.0) - (1.0 if z[0] == z[9] else 0.0)
+        assert lj == pytest.approx(want, abs=1e-8)
+    on = gc.DCP(concentration=np.exp(3.0), **kw).fit(X, S)
+    assert not np.array_equal(off.samples_, on.samples_)
 
 
 def test_split_merge_separates_far_groups_that_gibbs_leaves_merged():
@@ -192,7 +264,8 @@ def test_defaults_recover_planted_blobs_where_the_old_defaults_fragment():
     est = gc.DCP(random_state=0).fit(X, S)
     assert gc.ari(y, est.labels_) > 0.6 and est.n_clusters_ <= 12
     assert est.result_.info["tau_start"] in (2.0, 4.0, 8.0) and "tau_cv" in est.result_.info
-    old = gc.DCP(tau=1.0, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=200, random_state=0).fit(X, S)
+    old = gc.DCP(tau=1.0, learn_tau=True, learn_lengthscale=True, split_merge=0, concentration=1.0,
+                 constraint_weight=1.0, n_iter=200, random_state=0).fit(X, S)
     assert old.n_clusters_ >= 30 and gc.ari(y, old.labels_) < 0.1
 
 
@@ -216,8 +289,8 @@ def test_constraint_weight_scales_the_soft_constraints_exactly(global_random_see
     X = np.array([[0.0, 0.0], [0.4, 0.1], [1.2, 0.9], [2.0, 2.1], [2.3, 1.8]])
     tau, ell = 1.5, 1.0
     S = gc.SideInfo([(1, 4, -np.inf), (2, 3, 0.7), (0, 3, -0.5)])
-    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, constraint_weight="tau", n_iter=2500, burn_in=100,
-                 random_state=global_random_seed).fit(X, S)
+    est = gc.DCP(tau=tau, lengthscale=ell, standardize=False, constraint_weight="tau", concentration=1.0,
+                 n_iter=2500, burn_in=100, random_state=global_random_seed).fit(X, S)
     K = _se_kernel(X, np.array([ell]), 1e-6)
     exact = exact_posterior(K, tau, 5, cannot=[(1, 4)], soft=[(2, 3, 0.7 * tau), (0, 3, -0.5 * tau)])
     assert tv(empirical(est.samples_), exact) < 0.05
@@ -225,11 +298,51 @@ def test_constraint_weight_scales_the_soft_constraints_exactly(global_random_see
     assert tv(exact, unscaled) > 0.05  # the test can tell the two apart
 
 
+def test_neighbour_information_is_the_gp_information_about_the_nearest_neighbours(rng):
+    """The data rule behind concentration="auto": the 10 % quantile over the nodes of
+    log(k(x, x) / s_N(x)), N the 3 nodes nearest to x, by brute force."""
+    from graphclust.potentials.dcp import _neighbour_information
+
+    X = rng.normal(size=(40, 3))
+    K = _se_kernel(X, np.array([0.9]), 1e-6)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    info = []
+    for i in range(40):
+        N = np.argsort(D[i])[1:4]
+        s = K[i, i] - K[i, N] @ np.linalg.solve(K[np.ix_(N, N)], K[N, i])
+        info.append(np.log(K[i, i] / s))
+    assert _neighbour_information(K, 1e-6) == pytest.approx(np.quantile(info, 0.1), rel=1e-9)
+    # amplitude-free, like the sampler's conditionals
+    assert _neighbour_information(3.0 * K, 3e-6) == pytest.approx(np.quantile(info, 0.1), rel=1e-9)
+
+
+def test_concentration_auto_rule():
+    """Without cannot-links log α = τ times the neighbour information (a reward per
+    cluster); with a cannot-link (soft or hard) log α = −2 c, c the constraint weight
+    factor (τ by default): a cluster costs two unit cannot-links."""
+    from graphclust.potentials.dcp import _neighbour_information
+
+    X, _ = blobs(6, 3)
+    est = gc.DCP(tau=3.0, n_iter=4, random_state=0).fit(X)
+    K = est._spec.matrix(np.array([est.lengthscale_[0]]))
+    info = _neighbour_information(K, est._spec.floor)
+    assert info > 0 and est.result_.info["split_information"] == pytest.approx(info)
+    assert est.log_alpha_ == pytest.approx(3.0 * info)
+    must = gc.SideInfo.from_pairs(must=[(0, 1)], weight=1.0)
+    assert gc.DCP(tau=3.0, n_iter=4, random_state=0).fit(X, must).log_alpha_ == pytest.approx(3.0 * info)
+    cannot = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 8)], weight=1.0)
+    assert gc.DCP(tau=3.0, n_iter=4, random_state=0).fit(X, cannot).log_alpha_ == -6.0
+    assert gc.DCP(tau=3.0, constraint_weight=1.0, n_iter=4, random_state=0).fit(X, cannot).log_alpha_ == -2.0
+    labels = gc.SideInfo.from_labels({0: "a", 8: "b"})  # hard cannot-links
+    assert gc.DCP(tau=3.0, n_iter=4, random_state=0).fit(X, labels).log_alpha_ == -6.0
+    assert gc.DCP(tau=3.0, concentration=0.5, n_iter=4, random_state=0).fit(X, labels).log_alpha_ == np.log(0.5)
+
+
 def test_tau_auto_without_constraints_is_the_fallback():
     X, _ = blobs(5, 7)
     est = gc.DCP(n_iter=10, random_state=0).fit(X)
     assert est.tau_ == 4.0 and "tau_cv" not in est.result_.info
-    assert est.result_.info["constraint_weight"] == 1.0
+    assert est.result_.info["constraint_weight"] == 4.0  # "tau"
     assert not est.result_.info["tau"][0].std()  # not learnt by default
 
 
@@ -405,6 +518,8 @@ def test_provider_in_hmrf():
     ({"tau": "hot"}, "tau of DCP must be 'auto' or a number > 0"),
     ({"split_merge": -1}, "split_merge of DCP"),
     ({"constraint_weight": "auto"}, "constraint_weight of DCP must be 'tau' or a number >= 0"),
+    ({"concentration": 0.0}, "concentration of DCP must be > 0"),
+    ({"concentration": "dp"}, "concentration of DCP must be 'auto' or a number > 0"),
     ({"kernel": "rbf"}, "kernel of DCP must be one of"),
     ({"burn_in": 10, "n_iter": 10}, "burn_in of DCP"),
 ])
@@ -443,36 +558,94 @@ def test_all_points_labelled_is_refused():
         gc.DCP().fit(X, gc.SideInfo([(0, 1, np.inf), (1, 2, np.inf), (0, 2, -np.inf)]))
 
 
-def test_history_is_the_log_joint():
-    """``result_.history``: ``−τ Σ_C log det K_C`` plus the weights of the soft
-    constraints whose nodes share a cluster (one inside a hard must-link block always
-    does), after every sweep, from the kept node labels."""
+@pytest.mark.parametrize("concentration, constraint_weight", [(1.0, 1.0), (0.3, "tau")], ids=["plain", "term"])
+def test_history_is_the_log_joint(concentration, constraint_weight):
+    """``result_.history``: ``−τ Σ_C log det K_C`` plus ``log α`` per cluster plus the
+    weights (times the constraint weight factor) of the soft constraints whose nodes
+    share a cluster (one inside a hard must-link block always does), after every
+    sweep, from the kept node labels."""
     X, _ = blobs()
     side = [(0, 1, np.inf), (6, 7, np.inf), (2, 3, np.inf), (2, 8, np.inf),  # blocks {0, 1}, {6, 7}, {2, 3, 8}
             (1, 2, 0.6), (0, 7, -0.8), (3, 9, 1.1), (4, 10, -0.5), (5, 11, -np.inf), (3, 8, -0.3)]
     S = gc.SideInfo(side)
     with pytest.warns(UserWarning, match="always be violated"):  # (3, 8), inside a block
         est = gc.DCP(tau=1.5, lengthscale=1.0, learn_tau=False, learn_lengthscale=False, n_iter=8, burn_in=0,
-                     random_state=0).fit(X, S)
+                     concentration=concentration, constraint_weight=constraint_weight, random_state=0).fit(X, S)
     K = est._spec.matrix(np.array([1.0]))
-    soft = [(a, b, w) for a, b, w in side if np.isfinite(w)]
+    cw = 1.5 if constraint_weight == "tau" else constraint_weight
+    soft = [(a, b, cw * w) for a, b, w in side if np.isfinite(w)]
     assert len(est.samples_) == len(est.result_.history) == 8
     for z, lj, ls in zip(est.samples_, est.result_.history, est.result_.info["log_score"][0]):
         assert ls == pytest.approx(-1.5 * logdet_partition(K, z), abs=1e-8)
-        want = -1.5 * logdet_partition(K, z) + sum(w for a, b, w in soft if z[a] == z[b])
+        want = (-1.5 * logdet_partition(K, z) + np.log(concentration) * len(np.unique(z))
+                + sum(w for a, b, w in soft if z[a] == z[b]))
         assert lj == pytest.approx(want, abs=1e-8)
     assert est.result_.history != est.result_.info["log_score"][0].tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="issues #22/#26: with the defaults the DCP merges three clean blobs into one "
-                   "cluster (ARI 0 < 0.4, scikit-learn's check_clustering); the DCP score never penalises a merge "
-                   "(Fischer), so no lengthscale, nugget or temperature rule measured fixes it (docs/dcp.md)")
 def test_defaults_separate_sklearn_check_clustering_blobs():
+    """Issues #22/#26: scikit-learn's check_clustering data (three blobs, no side
+    information). Without the cluster term the DCP merged them into one cluster (ARI
+    0); concentration="auto" rewards a cluster by τ times the information a node has
+    about its nearest neighbours, and the blobs come apart."""
     from sklearn.datasets import make_blobs
     from sklearn.metrics import adjusted_rand_score
     from sklearn.preprocessing import StandardScaler
 
     X, y = make_blobs(n_samples=50, random_state=1)
     X = StandardScaler().fit_transform(X)
-    labels = gc.DCP(random_state=0).fit(X).labels_
-    assert adjusted_rand_score(y, labels) > 0.4
+    est = gc.DCP(random_state=0).fit(X)
+    assert adjusted_rand_score(y, est.labels_) > 0.4
+    assert est.log_alpha_ > 0 and 2 <= est.n_clusters_ <= 4
+    off = gc.DCP(concentration=1.0, random_state=0).fit(X)
+    assert off.n_clusters_ <= 2
+
+
+# ---------------------------------------------------------------------------- issue #22 targets
+# K within one of the number of classes and ARI >= 0.7 with the defaults. Measured over
+# seeds 0-4 by benchmarks/bench_dcp_defaults.py (docs/dcp.md): wine with 100 clean pairs
+# 5/5 (7/10 over 2 draws x 5 sampler seeds), iris with 100 clean pairs 2/5 (2/10), the
+# demo 0/5, iris and wine without side information 0/5.
+def test_defaults_find_the_classes_of_wine_with_100_pairs():
+    """Wine and 100 clean pairs: 3 clusters, ARI 0.95 (the DCP without the cluster
+    term and with untempered constraints gave 4 clusters, ARI 0.46). One draw and one
+    seed: over 2 draws x 5 sampler seeds 7 of 10 fits meet the target; the others
+    merge two classes (ARI 0.43-0.47; docs/dcp.md)."""
+    X, y = gc.datasets.load_wine()
+    S = gc.SideInfo.sample(y, 100, random_state=0)
+    est = gc.DCP(random_state=0).fit(X, S)
+    assert abs(est.n_clusters_ - 3) <= 1 and gc.ari(y, est.labels_) >= 0.7
+    assert est.log_alpha_ == -2.0 * est.tau_
+
+
+@pytest.mark.xfail(strict=True, reason="issue #22: iris with 100 clean pairs meets the target on 2 of 5 seeds "
+                   "(ARI 0.92, 0.76); on the others, this one included, versicolor and virginica are not told "
+                   "apart (3 clusters, ARI 0.54): their GP mutual information at the 7-NN lengthscale, 19 nats, "
+                   "is about what the ~22 cannot-links between them pay, and the model scores the truth and "
+                   "these partitions within 1 nat per unit of tau (docs/dcp.md)")
+def test_defaults_find_the_classes_of_iris_with_100_pairs():
+    X, y = gc.datasets.load_iris()
+    S = gc.SideInfo.sample(y, 100, random_state=0)
+    est = gc.DCP(random_state=0).fit(X, S)
+    assert abs(est.n_clusters_ - 3) <= 1 and gc.ari(y, est.labels_) >= 0.7
+
+
+@pytest.mark.xfail(strict=True, reason="issue #22: the shipped demo (iris, 40 clean pairs) gives 2 clusters, "
+                   "ARI 0.52-0.54 on 5 of 5 seeds: its 12 cannot-links between versicolor and virginica do "
+                   "not pay for their 19 nats of GP mutual information, so the two are merged (docs/dcp.md)")
+def test_defaults_find_the_classes_of_the_demo():
+    G, S, y, k = gc.datasets.load_demo()
+    est = gc.DCP(random_state=0).fit(G, S)
+    assert abs(est.n_clusters_ - k) <= 1 and gc.ari(y, est.labels_) >= 0.7
+
+
+@pytest.mark.xfail(strict=True, reason="issue #22: without side information no cluster term splits iris or "
+                   "wine: the GP mutual information between their touching classes (iris versicolor-virginica "
+                   "19 nats, wine 1.6-11.5) exceeds what most nodes tell about their own class (median 3.5 and "
+                   "2.0 nats), so a reward that splits the classes scatters the nodes: iris 13-18 clusters "
+                   "(ARI 0.40), wine 8-11 (ARI -0.01) on 5 seeds (docs/dcp.md)")
+@pytest.mark.parametrize("name", ["iris", "wine"])
+def test_defaults_find_the_classes_without_side_information(name):
+    X, y = getattr(gc.datasets, "load_" + name)()
+    est = gc.DCP(random_state=0).fit(X)
+    assert abs(est.n_clusters_ - 3) <= 1 and gc.ari(y, est.labels_) >= 0.7

@@ -44,7 +44,7 @@ def test_restarts_share_one_bar(capsys):
 
 def test_auto_progress_is_the_default_and_quiet_on_quick_fits(capsys):
     for est in (gc.HMRF(gc.potentials.Centroids(3)), gc.RDPMeans(), gc.DPMeans(), gc.COSC(), gc.TVClust(),
-                gc.DDMMDPM(), gc.MMDPM()):
+                gc.DDMMDPM(), gc.MMDPM(), gc.DCP()):
         assert est.progress == "auto", type(est).__name__
     err, finished = _fit_and_read_bars(gc.HMRF(gc.potentials.Centroids(3), random_state=0), capsys)
     assert err == ""  # well under two seconds: nothing printed

@@ -58,7 +58,7 @@ CONFIGS = {
     # DCP, DDMMDPM and MMDPM with the defaults the draws were recorded at (issues #26 and
     # #22 changed them)
     "dcp": (mixed_problem, lambda: gc.DCP(tau=1.0, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8,
-                                          burn_in=2, n_chains=2, random_state=0)),
+                                          burn_in=2, n_chains=2, concentration=1.0, random_state=0)),
     "ddmmdpm-max": (mixed_problem, lambda: gc.DDMMDPM(similarity="max", lam=0.5, constraint_weight=1.0, n_iter=8,
                                                       burn_in=2, n_chains=2, random_state=0, **OLD_MAX_MARGIN)),
     "ddmmdpm-sum-knn": (mixed_problem, lambda: gc.DDMMDPM(similarity="sum", distance="knn", n_neighbors=4,

@@ -21,7 +21,6 @@ EXPECTED_FAILURES = {
 }
 #: defaults that fail scikit-learn's three-blob clustering check (issue #22, item 3)
 DEFAULTS_EXPECTED = {
-    "DCP": {"check_clustering": "DCP's defaults merge well-separated blobs into one cluster (issue #22; docs/dcp.md)"},
 }
 
 

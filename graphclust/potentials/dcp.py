@@ -34,6 +34,11 @@ _MAX_NODES = 20_000
 #: the number of nearest neighbours whose median distance sets the default lengthscale
 _LENGTHSCALE_NEIGHBOUR = 7
 _KERNELS = ("auto", "se", "heat", "regularized_laplacian")
+#: ``concentration="auto"`` without cannot-links: the information a node has about this
+#: many nearest neighbours ...
+_INFO_NEIGHBOURS = 3
+#: ... at this quantile over the nodes (times ``τ``) is ``log α``
+_INFO_QUANTILE = 0.1
 
 
 # ============================================================================ numba kernels
@@ -216,7 +221,8 @@ def _node_scores(K, facs, mems, size, pos, zn, node, slots, floor, out):
 class DCPGibbsState(NamedTuple):
     """What the Gibbs engine reads of a DCP store: the kernel, the per-cluster factors
     and members, the items (blocks of nodes, CSR ``iptr``/``inodes``), the pivot
-    floor, the temperature and the scratch slot that scores a new cluster."""
+    floor, the temperature, the scratch slot that scores a new cluster and
+    ``log α``, the log weight of every cluster (added to the new-cluster option)."""
 
     K: np.ndarray
     facs: object
@@ -230,6 +236,7 @@ class DCPGibbsState(NamedTuple):
     tau: float
     x: np.ndarray
     scratch: int
+    log_alpha: float
 
 
 # The hooks unpack the state first: outside the engine (which borrows the state's arrays),
@@ -239,8 +246,8 @@ class DCPGibbsState(NamedTuple):
 def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     """Take the block of item ``u`` out of slot ``k_old`` (a rank-one update per node),
     then ``−τ log det S_k(B)`` for every active slot (the block joining it), and
-    ``−τ log det K_B`` for a new cluster (scored in the empty scratch slot), last."""
-    K, facs, mems, size, pos_, zn, iptr, inodes, floor, tau, x, scratch = ps
+    ``log α − τ log det K_B`` for a new cluster (scored in the empty scratch slot), last."""
+    K, facs, mems, size, pos_, zn, iptr, inodes, floor, tau, x, scratch, log_alpha = ps
     a0, a1 = iptr[u], iptr[u + 1]
     if k_old >= 0:
         for t in range(a0, a1):
@@ -248,12 +255,12 @@ def _gibbs_scores(ps, u, k_old, z, active, n_active, pos, died, side, out):
     for a in range(n_active):
         if side[active[a]] != -np.inf:  # a hard cannot-link vetoes the cluster: no need to score it
             out[a] = -tau * _score_block(K, facs, mems, size, pos_, zn, active[a], inodes, a0, a1, floor)
-    out[n_active] = -tau * _score_block(K, facs, mems, size, pos_, zn, scratch, inodes, a0, a1, floor)
+    out[n_active] = log_alpha - tau * _score_block(K, facs, mems, size, pos_, zn, scratch, inodes, a0, a1, floor)
 
 
 @njit(cache=True)
 def _gibbs_add(ps, u, k, new, active, n_active):
-    K, facs, mems, size, pos, zn, iptr, inodes, floor, tau, x, scratch = ps
+    K, facs, mems, size, pos, zn, iptr, inodes, floor, tau, x, scratch, log_alpha = ps
     for t in range(iptr[u], iptr[u + 1]):
         _append(K, facs, mems, size, pos, zn, k, inodes[t], floor)
 
@@ -278,6 +285,7 @@ class _Store:
         self.zn = np.full(n, -1, dtype=np.int64)
         self.x = np.zeros(n + 1)
         self.tau = 1.0
+        self.log_alpha = 0.0
         # one slot per item: the chain never runs out, so it never grows
         self.chain = GibbsChain(self, n_items, self.n_slots - 1)
 
@@ -285,7 +293,7 @@ class _Store:
     @property
     def state(self):
         return DCPGibbsState(self.K, self.facs, self.mems, self.size, self.pos, self.zn, self.iptr, self.inodes,
-                             self.floor, float(self.tau), self.x, self.n_slots - 1)
+                             self.floor, float(self.tau), self.x, self.n_slots - 1, float(self.log_alpha))
 
     def grow(self, capacity):  # pragma: no cover - one slot per item always suffices
         raise AssertionError("a DCP store has a slot for every item")
@@ -307,8 +315,11 @@ class _Store:
             self.K = K
         self.build(self.chain.z)
 
-    def sweep(self, order, unif, adj, tau):
+    def sweep(self, order, unif, adj, tau, log_alpha=0.0):
+        """One Gibbs sweep over the items in ``order`` of ``Π_C α det(K_C)^(−τ)``
+        (times the side information ``adj``)."""
         self.tau = float(tau)
+        self.log_alpha = float(log_alpha)
         self.chain.sweep(order, unif, adj)
 
     def logdet(self):
@@ -360,6 +371,36 @@ def _default_lengthscale(Y):
     if not ell > 0.0:
         ell = float(np.sqrt(_sq_dists(Y, Y).max())) or 1.0
     return ell
+
+
+def _neighbour_information(K, floor, n_neighbours=_INFO_NEIGHBOURS, q=_INFO_QUANTILE):
+    """The ``q``-quantile over the nodes of ``log(k(x, x) / s_N(x))``, the Gaussian-process
+    information (twice the mutual information, in nats) a node has about its
+    ``n_neighbours`` most correlated nodes ``N`` (its nearest neighbours under the SE
+    kernel), ``s_N(x)`` being its posterior variance given them (floored at ``floor``,
+    as in the sampler). A node joins a cluster
+    holding its neighbours with ``τ`` times this much more log weight than it opens a
+    cluster of its own; ``DCP(concentration="auto")`` sets ``log α`` to ``τ`` times the
+    10 % quantile when there are no cannot-links. Rows in chunks (``O(n²)`` memory is
+    already spent on ``K``)."""
+    n = K.shape[0]
+    m = min(int(n_neighbours), n - 1)
+    if m < 1:
+        return 0.0
+    d = np.diag(K)
+    out = np.empty(n)
+    step = max(1, 2_000_000 // max(n, 1))
+    for s0 in range(0, n, step):
+        rows = np.arange(s0, min(n, s0 + step))
+        C = K[rows] ** 2 / (d[rows, None] * d[None, :])  # squared correlation
+        C[np.arange(len(rows)), rows] = -np.inf
+        nb = np.argpartition(-C, m - 1, axis=1)[:, :m]
+        KN = K[nb[:, :, None], nb[:, None, :]]
+        kx = K[rows[:, None], nb]
+        v = np.linalg.solve(KN, kx[:, :, None])[:, :, 0]
+        post = d[rows] - np.einsum("ij,ij->i", kx, v)
+        out[rows] = np.log(d[rows] / np.maximum(post, floor))
+    return float(max(np.quantile(out, q), 0.0))
 
 
 def _graph_kernel(W, kind, scale, jitter):
