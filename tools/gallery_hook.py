@@ -190,7 +190,8 @@ def to_markdown(nb, stem):
                 if tagged is None and THUMBNAIL_TAG in cell.get("metadata", {}).get("tags", []):
                     tagged = name
                 size = f' width="{int(width)}"' if width else ""
-                parts.append(f"![figure {len(figures)}]({name}){{ .gallery-figure{size} }}\n")
+                # a click opens the figure at full resolution
+                parts.append(f"[![figure {len(figures)}]({name}){{ .gallery-figure{size} }}]({name})\n")
     # no table of contents on the right: the figures get the page's width
     page = "---\nhide:\n  - toc\n---\n\n" + "\n".join(parts)
     return page, files, tagged or (figures[0] if figures else None)
