@@ -39,6 +39,8 @@ test: $(VENV)/.test
 test-fast: $(VENV)/.test
 	$(BIN)/python -m pytest -q -x -m "not slow"
 
+# executes examples/*.ipynb for the gallery (tools/gallery_hook.py): full size, a few minutes;
+# GRAPHCLUST_NB_SMALL=1 make docs builds it on small data
 docs: $(VENV)/.docs
 	$(BIN)/python -m mkdocs build --strict
 

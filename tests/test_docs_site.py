@@ -41,7 +41,9 @@ def site(tmp_path_factory):
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        # the gallery renders the stored notebooks as they are (code, no outputs): the
+        # executed gallery is built and checked by tests/test_notebooks.py
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "GRAPHCLUST_GALLERY_FROM": str(ROOT / "examples")},
     )
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     return out
@@ -51,7 +53,7 @@ def test_every_markdown_page_is_built(site):
     pages = sorted(p.relative_to(ROOT / "docs") for p in (ROOT / "docs").rglob("*.md"))
     assert Path("index.md") in pages and Path("guide.md") in pages
     for page in pages:
-        built = site / ("index.html" if page == Path("index.md") else page.with_suffix("") / "index.html")
+        built = site / (page.parent / "index.html" if page.name == "index.md" else page.with_suffix("") / "index.html")
         assert built.is_file(), f"{page} was not built"
 
 
@@ -87,3 +89,17 @@ def test_sphinx_roles_are_rendered_as_code(site):
         assert not re.search(r":(func|class|meth|attr|data|mod):`", raw), page
     data = (site / "api" / "data" / "index.html").read_text(encoding="utf-8")
     assert "<code>contract</code>" in data
+
+
+def test_gallery_has_a_page_per_notebook(site):
+    """Every notebook in examples/ is a gallery page, in the navigation and on the
+    gallery index (mkdocs --strict already refuses a generated page left out of nav)."""
+    notebooks = sorted((ROOT / "examples").glob("[0-9][0-9]_*.ipynb"))
+    assert len(notebooks) >= 8
+    index = (site / "gallery" / "index.html").read_text(encoding="utf-8")
+    nav = (site / "index.html").read_text(encoding="utf-8")
+    for path in notebooks:
+        page = site / "gallery" / path.stem / "index.html"
+        assert page.is_file(), path.name
+        assert f'href="{path.stem}/"' in index, f"the gallery index does not link {path.stem}"
+        assert f"gallery/{path.stem}/" in nav, f"{path.stem} is not in the navigation"
