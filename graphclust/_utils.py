@@ -121,10 +121,12 @@ def atomic_write(path, mode="wb"):
         raise
 
 
-def check_feature_matrix(X, *, allow_1d=False):
+def check_feature_matrix(X, *, allow_1d=False, squarable=True):
     """Return X as a finite float64 (n_samples, n_features) array, naming a bad row.
     A 1-D ``X`` is refused, as scikit-learn does (one feature or one sample?), unless
-    ``allow_1d`` reads it as one feature (the graph builders' points on a line)."""
+    ``allow_1d`` reads it as one feature (the graph builders' points on a line).
+    ``squarable``: refuse entries beyond :data:`MAX_FEATURE_MAGNITUDE`, whose squares
+    overflow (the graph builders rescale instead and pass False)."""
     if sp.issparse(X):
         raise InvalidFeaturesError("X is a sparse matrix; the graph builders need a dense array (X.toarray())")
     if isinstance(X, nx.Graph):
@@ -159,7 +161,29 @@ def check_feature_matrix(X, *, allow_1d=False):
         r, c = (int(v) for v in np.argwhere(~np.isfinite(arr))[0])
         what = "NaN" if np.isnan(arr[r, c]) else ("inf" if arr[r, c] > 0 else "-inf")
         raise InvalidFeaturesError(f"row {r} of X has {what} in column {c}; features must be finite", node=r)
+    top = float(np.abs(arr).max())
+    if squarable and top > MAX_FEATURE_MAGNITUDE:  # squared distances, sums of squares: inf, then NaN costs
+        r, c = (int(v) for v in np.unravel_index(np.abs(arr).argmax(), arr.shape))
+        raise InvalidFeaturesError(
+            f"row {r} of X has {arr[r, c]:.3g} in column {c}: squared distances of features beyond "
+            f"{MAX_FEATURE_MAGNITUDE:.0e} overflow float64; divide X by a constant (e.g. X / {top:.0e})",
+            node=r)
     return arr
+
+
+#: features larger than this in absolute value are refused (their squares overflow)
+MAX_FEATURE_MAGNITUDE = 1e150
+
+
+def extreme_scale(values, *, low=1e-100, high=1e100):
+    """1, or the power of two nearest the largest ``|value|`` when that lies outside
+    ``[low, high]``: dividing by it is exact, and brings weights near the ends of the
+    float range (whose sums or products overflow) back to about 1."""
+    values = np.asarray(values)
+    top = float(np.abs(values).max(initial=0.0))
+    if top == 0.0 or low <= top <= high:
+        return 1.0
+    return float(2.0 ** np.round(np.log2(top)))
 
 
 def _raise_bad_row(X):

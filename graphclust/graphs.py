@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from numba import njit, vectorize
 from scipy.spatial import cKDTree
 
-from ._utils import check_feature_matrix as _check_features
+from ._utils import check_feature_matrix
 from ._utils import check_float, check_int
 from .errors import (
     InvalidFeaturesError,
@@ -67,6 +67,11 @@ def _one_of(value, name, allowed):
 
 
 _GRID = 2.0**40
+
+
+def _check_features(X, *, allow_1d=False):
+    """The points, any magnitude: the builders search them in units of the largest entry."""
+    return check_feature_matrix(X, allow_1d=allow_1d, squarable=False)
 
 
 def _metric_space(X, metric, *, unit=False):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._utils import atomic_write, check_float, check_int, check_random_state, optional_import
+from ._utils import atomic_write, check_float, extreme_scale, check_int, check_random_state, optional_import
 from .energy import Energy
 from .errors import ImageReadError, InvalidFeaturesError, InvalidParameterError
 from .graphs import grid_arrays
@@ -123,7 +123,9 @@ def _as_image(image):
         r, c, _ = np.argwhere(bad)[0]
         raise InvalidFeaturesError(f"image has a NaN or infinite value at pixel (row={r}, col={c})",
                                    node=(int(r), int(c)))
-    return img
+    # intensities near 1e±300 (squared differences overflow) brought to about 1 by a
+    # power of two: exact, and the segmentation does not depend on the intensities' unit
+    return img / extreme_scale(img)
 
 
 def scribble_labels(scribbles, shape=None):

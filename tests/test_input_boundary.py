@@ -152,3 +152,27 @@ def test_the_dask_grid_refuses_nan_unaries_like_energy():
         grid_energy(np.zeros((40, 40), int), U, chunks=(20, 20))
     with pytest.raises(InvalidParameterError, match=r"unary\[1, 0\] is nan"):
         gc.Energy(U.reshape(-1, 2)[[0, 25 * 40 + 33]][:, ::-1])
+
+
+def test_features_too_large_to_square_are_refused_naming_the_entry():
+    X, _ = gc.datasets.load_iris()
+    for est in (gc.HMRF(gc.potentials.Centroids(3)), gc.RDPMeans(n_clusters=3), gc.TVClust(n_iter=5)):
+        with pytest.raises(InvalidFeaturesError, match=r"row 131 of X has 7.9e\+160 in column 0: .*divide X"):
+            est.fit(X * 1e160)
+    assert gc.RDPMeans(n_clusters=3, random_state=0).fit(X * 1e-160).n_clusters_ == 3  # tiny features work
+
+
+def test_weights_and_intensities_near_the_float_limits_work():
+    G = nx.barbell_graph(6, 2)
+    nx.set_edge_attributes(G, 1e308, "weight")  # degrees overflowed: a NaN objective
+    for est in (gc.SpectralClustering(2, random_state=0), gc.COSC(2, random_state=0)):
+        est.fit(G)
+        assert est.result_.objective == pytest.approx(2 / 33) and len(set(est.labels_[:6])) == 1
+    rng = np.random.default_rng(0)
+    img = rng.random((20, 20))
+    img[5:15, 5:15] += 1
+    scribbles = np.zeros((20, 20), int)
+    scribbles[0, 0], scribbles[10, 10] = 1, 2
+    for c in (1e200, 1e-200):  # "unary[0, 0] is nan" before
+        labels = gc.segment(img * c, scribbles, random_state=0).labels
+        assert labels[10, 10] == 2 and labels[0, 0] == 1 and (labels[6:14, 6:14] == 2).mean() > 0.9

@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from .._kmeans import kmeans
 from .._params import Callable, Integer, Optional, Options, Progress, RandomState, Real
-from .._utils import check_int, check_random_state, progress_bar
+from .._utils import extreme_scale, check_int, check_random_state, progress_bar
 from ..base import ClusteringEstimator, Transductive, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..graphs import with_knn_graph
@@ -77,15 +77,6 @@ def _check_n_jobs(value, name):
 
 def _n_threads(n_jobs):
     return 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
-
-
-def _extreme_weight_scale(W):
-    """1, or the power of two near the largest weight when that is outside
-    [1e-100, 1e100] (where COSC's products of weights would overflow or underflow)."""
-    top = float(np.abs(W.data).max(initial=0.0)) if W.nnz else 0.0
-    if top == 0.0 or 1e-100 <= top <= 1e100:
-        return 1.0
-    return float(2.0 ** np.round(np.log2(top)))
 
 
 class COSC(Transductive, ClusteringEstimator):
@@ -318,7 +309,7 @@ class COSC(Transductive, ClusteringEstimator):
 
     def _fit(self, problem):
         problem, graph_info = with_knn_graph(problem, self.n_neighbors)
-        scale = _extreme_weight_scale(problem.W)
+        scale = extreme_scale(problem.W.data)  # 1 unless the weights are near 1e±308
         if scale != 1.0:
             return self._fit_rescaled(problem, scale)
         self.affinity_matrix_ = problem.W

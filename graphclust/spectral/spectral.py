@@ -13,7 +13,7 @@ from scipy.sparse.linalg import eigsh
 
 from .._kmeans import kmeans
 from .._params import Integer, RandomState
-from .._utils import check_random_state
+from .._utils import check_random_state, extreme_scale
 from ..base import ClusteringEstimator, Transductive, ClusteringResult, register_method
 from ..errors import InvalidParameterError, TooFewClustersError
 from ..graphs import with_knn_graph
@@ -105,6 +105,11 @@ class SpectralClustering(Transductive, ClusteringEstimator):
                 f"SpectralClustering needs at least 2 nodes, got {problem.n_nodes} (n_samples={problem.n_nodes})",
                 n_clusters=self.n_clusters)
         problem, graph_info = with_knn_graph(problem, self.n_neighbors)
+        scale = extreme_scale(problem.W.data)  # weights near 1e±308: degrees would overflow
+        if scale != 1.0:  # a power of two: exact, and the normalised cut is a ratio of weights
+            from dataclasses import replace
+
+            problem = replace(problem, W=problem.W / scale)
         reduced, lift = contract(problem)
         if self.n_clusters > reduced.n_nodes:
             raise TooFewClustersError(
