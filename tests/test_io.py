@@ -1002,3 +1002,210 @@ def test_io_package_modules_import_each_other_without_a_cycle():
                 deps[name].update(target for target in targets if target in modules)
     graphlib.TopologicalSorter(deps).prepare()  # raises CycleError on a cycle
     assert deps["_common"] == set()
+
+
+# ---------------------------------------------------------------------- memory (issue #23)
+def _features_rule(text):
+    """The rule for a features value, applied to its whole text: (floats, None) or (None, bad token)."""
+    t = text.strip()
+    if t.startswith("[") and t.endswith("]"):
+        t = t[1:-1]
+    tokens = t.replace(",", " ").split()
+    for x in tokens:
+        try:
+            float(x)
+        except ValueError:
+            return None, x
+    return [float(x) for x in tokens], None
+
+
+FEATURE_PIECES = ["1", "2.5", "-3e0", "0.0", "0.0", "nan", "INF", "1_0", "x", "[", "]", "[1", "2]", ",", ", ", " ",
+                  "  ", "\n", "\t", "\u2003", "\x85", "", "[]", "[ ", " ]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(FEATURE_PIECES), max_size=40),
+       cuts=st.lists(st.integers(0, 200), max_size=12), chunk=st.sampled_from([1, 2, 3, 7, 1 << 18]))
+def test_streamed_features_follow_the_whole_text_rule(pieces, cuts, chunk):
+    """Fed in any pieces, with any chunk size, a features value reads as its whole text would."""
+    from graphclust.io import graphml_read
+
+    text = "".join(pieces)
+    bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(graphml_read, "_CHUNK", chunk)
+        reader = graphml_read._FeatureText()
+        for a, b in zip(bounds, bounds[1:]):
+            reader.feed(text[a:b])
+        got = reader.finish()
+    assert repr(got) == repr(_features_rule(text)), text
+
+
+@pytest.mark.parametrize("text", [
+    "[" + ", ".join(f"{i}.5" for i in range(30_000)) + "]",  # JSON style, over several chunks and feeds
+    " \n".join(str(i % 7) for i in range(60_000)),  # few distinct values: floats shared
+    " ".join(str(i) for i in range(30_000)) + " oops " + "1 " * 30_000,
+    "[" + " ".join(str(i) for i in range(40_000)) + " 3",  # "[" without "]": the first token is the bad one
+])
+def test_large_features_value_through_the_parser(parse, text, monkeypatch):
+    from graphclust.io import graphml_read
+
+    monkeypatch.setattr(graphml_read, "_CHUNK", 1000)
+    values, bad = _features_rule(text)
+    body = f'<node id="a"><data key="f">{text}</data></node>'
+    if values is None:
+        expect_error(parse, doc(body), f"non-numeric feature {re.escape(repr(bad))}", line=7,
+                     element="<data key='f'>")
+    else:
+        G, _ = parse(doc(body))
+        assert G.nodes["a"]["features"] == values
+
+
+def _random_problem(seed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    G = nx.Graph()
+    for u in range(n):
+        attrs = {"features": rng.standard_normal(3).round(rng.integers(1, 17)).tolist(), "truth": int(u % 3)}
+        if u % 5 == 0:
+            attrs["name"] = f"node <{u}> & co"
+        G.add_node(u, **attrs)
+    for _ in range(120):
+        u, v = rng.integers(0, n, 2).tolist()
+        r = rng.random()
+        if r < 0.6:
+            G.add_edge(u, v, weight=float(rng.random()))
+        elif r < 0.8:
+            G.add_edge(u, v)
+        else:
+            G.add_edge(u, v, weight=float(rng.integers(0, 5)), note="x" * int(rng.integers(1, 4)))
+    pairs = [(u, v) for u, v in rng.integers(0, n, (30, 2)).tolist() if u != v]
+    S = gc.SideInfo([(u, v, float(rng.choice([-1, 1]) * rng.choice([0.5, 2.0, math.inf]))) for u, v in pairs],
+                    seeds={0: 1, 7: 2})
+    return G, S
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generated_files_read_as_networkx_reads_them(tmp_path, seed):
+    """Our reader and networkx's agree on the nodes, edges and attributes of generated files
+    (networkx keeps ids as strings, ``features`` as text and ``kind`` as an edge attribute)."""
+    G, S = _random_problem(seed)
+    path = tmp_path / "g.graphml"
+    write_graphml(path, G, S)
+    H, T = read_graphml(path)
+    assert_same_graph(G, H)
+    assert list(H.nodes) == list(G.nodes) and T == S
+    N = nx.read_graphml(path)
+    assert list(N.nodes) == [str(u) for u in H.nodes]
+    for u in H.nodes:
+        theirs = dict(N.nodes[str(u)])
+        theirs["features"] = [float(x) for x in theirs["features"].split()]
+        if H.nodes[u] != theirs:  # the seed label goes to S, not to H
+            assert theirs.pop("label") == S.seeds[u] and H.nodes[u] == theirs
+    def pair(u, v):
+        return min(int(u), int(v)), max(int(u), int(v))
+
+    data = [(*pair(u, v), {k: x for k, x in d.items() if k != "kind"})
+            for u, v, d in N.edges(data=True) if d.get("kind") == "data"]
+    assert sorted(map(repr, data)) == sorted(repr((*pair(u, v), d)) for u, v, d in H.edges(data=True))
+
+
+def _boom(*args, **kwargs):
+    raise MemoryError
+
+
+class TestOutOfMemory:
+    """A MemoryError while reading is a GraphMLError naming the element being read."""
+
+    def test_in_a_features_value(self, parse, monkeypatch):
+        from graphclust.io import graphml_read
+
+        monkeypatch.setattr(graphml_read._FeatureText, "feed", _boom)
+        body = '<node id="n4"/>\n<node id="n5"><data key="f">1 2 3</data></node>'
+        err = expect_error(parse, doc(body), r"ran out of memory \(MemoryError\) while reading <data key='f'> "
+                           r"on node 'n5'$", line=8, element="<data key='f'>")
+        assert err.__cause__ is None and err.__context__ is None  # the traceback's frames are let go
+
+    def test_in_an_edge_weight(self, parse, monkeypatch):
+        from graphclust.io import graphml_read
+
+        monkeypatch.setitem(graphml_read._CONVERT, "double", (_boom, "a double"))
+        body = '<node id="a"/><node id="b"/>\n<edge source="a" target="b"><data key="w">0.5</data></edge>'
+        expect_error(parse, doc(body), r"while reading <data key='w'> on edge a-b$", line=8, element="<data key='w'>")
+
+    def test_in_an_edge_and_a_node(self, parse, monkeypatch):
+        from graphclust.io import graphml_read
+
+        monkeypatch.setattr(graphml_read._Records, "add_data_edge", _boom)
+        body = '<node id="a"/><node id="b"/>\n<edge source="a" target="b"/>'
+        expect_error(parse, doc(body), r"while reading <edge source='a' target='b'>$", line=8,
+                     element="<edge source='a' target='b'>")
+        monkeypatch.setattr(graphml_read._Records, "intern", _boom)
+        expect_error(parse, doc(body), r"while reading <node id='a'>$", line=7, element="<node id='a'>")
+
+    def test_while_building_the_graph(self, parse, monkeypatch):
+        monkeypatch.setattr(nx.Graph, "add_edges_from", _boom)
+        with pytest.raises(GraphMLError, match=r"ran out of memory \(MemoryError\) while building the networkx "
+                           r"graph \(2 nodes, 1 data edges read\)") as info:
+            parse(doc('<node id="a"/><node id="b"/><edge source="a" target="b"/>'))
+        assert info.value.path == getattr(parse, "path", None) and info.value.element == "<graph>"
+
+    @pytest.mark.parametrize("kind, what", [
+        ("edges", "building the networkx graph (60000 nodes, 240000 data edges read)"),
+        ("features", "reading <data key='f'> on node 'a'"),
+    ], ids=["edges", "features"])
+    def test_under_a_real_address_space_limit(self, tmp_path, kind, what):
+        """A real MemoryError (RLIMIT_AS at 24 MB above the imports, in a subprocess) becomes the
+        GraphMLError: while building the graph of 240k edges, or while reading 5M feature values."""
+        resource = pytest.importorskip("resource")
+        if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
+            pytest.skip("needs RLIMIT_AS and /proc")
+        import subprocess
+        import sys
+
+        path = tmp_path / "big.graphml"
+        n = 60_000
+        with open(path, "w") as f:
+            if kind == "edges":
+                f.write(doc("".join(f'<node id="{u}"/>' for u in range(n))
+                            + "\n".join(f'<edge source="{u}" target="{(u + o) % n}"><data key="w">0.{u}</data></edge>'
+                                        for u in range(n) for o in (1, 2, 3, 4))))
+            else:
+                f.write(doc('<node id="a"><data key="f">' + "0 1 " * 2_500_000 + "</data></node>"))
+        script = (
+            "import resource, sys\n"
+            "import graphclust as gc\n"
+            "from graphclust.errors import GraphMLError\n"
+            "vm = [int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize')][0]\n"
+            "cap = vm + 24 * 2**20\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (cap, cap))\n"
+            "try:\n"
+            "    gc.io.read_graphml(sys.argv[1])\n"
+            "except GraphMLError as exc:\n"
+            "    print('GraphMLError:', exc)\n"
+            "else:\n"
+            "    print('read')\n"
+        )
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.startswith(f"GraphMLError: {path}: ")
+        assert f"ran out of memory (MemoryError) while {what}" in out.stdout
+
+
+def test_records_widen_past_four_byte_indices_and_lines(tmp_path, monkeypatch):
+    """Node indices and lines are kept in 4-byte arrays until one does not fit; then 8-byte ones."""
+    from graphclust.io import graphml_read
+
+    G, S = _random_problem(5)
+    path = tmp_path / "g.graphml"
+    write_graphml(path, G, S)
+    expected = read_graphml(path)
+    monkeypatch.setattr(graphml_read, "_NARROW", 7)
+    H, T = read_graphml(path)
+    assert_same_graph(expected[0], H)
+    assert list(H.edges) == list(expected[0].edges) and T == expected[1]
+    with pytest.raises(GraphMLError, match=r"line 9: data edge 5-3 is given twice \(first at line 8\)"):
+        parse_graphml(doc('<node id="3"/><node id="5"/>\n<edge source="3" target="5"/>\n'
+                          + "".join(f'<node id="{i}"/>' for i in range(6, 12)) + '<edge source="5" target="3"/>'))

@@ -15,13 +15,25 @@ Not supported (refused with a :class:`~graphclust.errors.GraphMLError`): directe
 graphs, several or nested graphs, hyperedges, ports. Elements of other namespaces
 (for example yEd's graphics) and ``<desc>`` are skipped. Every error names the file,
 the line and the element at fault.
+
+Memory
+------
+The file is read in a single streaming pass, and what is kept is compact: each node id
+once, data edges in flat arrays (node indices, weight, line), and a ``features``
+value parsed a chunk at a time as it arrives, so its text is never held whole. The
+peak is therefore the returned networkx graph plus a small overhead; figures are in
+``docs/graphml.md``. A :class:`MemoryError` becomes a :class:`GraphMLError` that
+says memory ran out and names the element being read.
 """
 
 import math
 import os
+from array import array
+from itertools import chain
 from xml.parsers import expat
 
 import networkx as nx
+import numpy as np
 
 from ..errors import GraphclustError, GraphMLError, InvalidParameterError, UnknownNodeError
 from ..sideinfo import SideInfo
@@ -63,18 +75,187 @@ class _Key:
         self.default = None
 
 
+_NO_WEIGHT = math.nan  # in _Records.weight: the data edge has no weight (a NaN weight is refused)
+_CHUNK = 1 << 18  # characters of a features value parsed at a time
+_NARROW = 1 << 32  # indices and lines below this fit the 4-byte arrays ("I"); past it they widen to "q"
+
+
 class _Records:
-    """What a parse produced, before node ids become keys."""
+    """What a parse produced, before node ids become keys.
+
+    Memory: every node id string is kept once, in ``names``, and nodes and edges refer
+    to it by its index (its position in ``names``). Data edges are kept in flat arrays
+    (4 bytes for an index or a line, 8 for a weight); only an edge with attributes
+    other than one float ``weight`` keeps its attribute dict (in ``extra``).
+    """
 
     def __init__(self):
         self.graph_attrs = {}
-        self.node_ids = []
-        self.node_attrs = []
-        self.node_line = {}
-        self.seeds = {}  # id -> (label, line)
-        self.data_edges = []  # (src, tgt, attrs, line)
-        self.constraints = []  # (src, tgt, signed w, line)
-        self.pairs = {}  # (src, tgt) -> (signed w, line), for must/cannot clashes
+        self.index = {}  # id -> index
+        self.names = []  # index -> id
+        self.declared = array("I")  # index -> line of its <node>, 0 while no <node> declares it
+        self.node_order = array("I")  # the indices of the declared nodes, in file order
+        self.in_order = True  # node_order is 0, 1, 2, ...: no edge named a node before its <node>
+        self.node_attrs = []  # per declared node: its attribute dict, or None when it has none
+        self.seeds = {}  # index -> (label, line)
+        self.source = array("I")  # data edges: source index
+        self.target = array("I")  # target index
+        self.weight = array("d")  # float weight, or _NO_WEIGHT
+        self.edge_line = array("I")
+        self.extra = {}  # data edge position -> attribute dict, for the edges that need one
+        self.constraints = []  # (src index, tgt index, signed w, line)
+        self.pairs = {}  # (src index, tgt index) -> (signed w, line), for must/cannot clashes
+
+    def clear(self):
+        self.__init__()
+
+    def widen(self):
+        """Past 2**32 - 1 nodes or lines: 8-byte arrays."""
+        for name in ("declared", "node_order", "source", "target", "edge_line"):
+            setattr(self, name, array("q", getattr(self, name)))
+
+    def intern(self, nid):
+        i = self.index.get(nid)
+        if i is None:
+            i = self.index[nid] = len(self.names)
+            if i >= _NARROW and self.source.typecode == "I":
+                self.widen()
+            self.names.append(nid)
+            self.declared.append(0)
+        return i
+
+    def add_data_edge(self, src, tgt, attrs, line):
+        i = len(self.edge_line)
+        if line >= _NARROW and self.source.typecode == "I":
+            self.widen()
+        self.source.append(self.intern(src))
+        self.target.append(self.intern(tgt))
+        self.edge_line.append(line)
+        w = attrs.get("weight") if len(attrs) == 1 else None
+        if type(w) is float:
+            self.weight.append(w)
+        else:
+            self.weight.append(_NO_WEIGHT)
+            if attrs:
+                self.extra[i] = attrs
+
+    def data_edges(self, keys):
+        """``(u, v, attrs)`` for each data edge, in file order, with node keys.
+
+        Gives up the arrays (a block at a time) and the dicts in ``extra`` as it goes,
+        so that their memory goes back while the graph that holds the edges grows.
+        """
+        source, target, weight, extra = self.source, self.target, self.weight, self.extra
+        block = max(1 << 16, len(weight) // 16)
+        key = keys.__getitem__
+        i = 0
+        while weight:
+            us, vs, ws = list(map(key, source[:block])), list(map(key, target[:block])), weight[:block]
+            del source[:block], target[:block], weight[:block]
+            for u, v, w in zip(us, vs, ws):
+                if w == w:
+                    yield u, v, {"weight": w}
+                elif extra:
+                    yield u, v, extra.pop(i, {})
+                else:
+                    yield u, v, {}
+                i += 1
+
+
+class _FeatureText:
+    """Reads a ``features`` value as it streams in, a chunk of text at a time.
+
+    The same rule as splitting the whole text: strip it; a value that starts with
+    ``[`` and ends with ``]`` loses both; commas and whitespace separate the numbers;
+    each is read by ``float``. Memory is the returned list plus one chunk: the
+    value's text is never held whole. Within a chunk, a number written many times
+    (``0.0 1.0 0.0 ...``) is converted once and its one float shared.
+    """
+
+    __slots__ = ("values", "parts", "size", "limit", "lead", "first", "bad")
+
+    def __init__(self):
+        self.values = []
+        self.parts = []  # text not yet parsed: it ends with the last token seen, whole or not
+        self.size = 0  # characters in parts
+        self.limit = _CHUNK
+        self.lead = None  # the value's first non-blank character, once seen
+        self.first = None  # the first token, when it starts with "[" (kept until the end tells)
+        self.bad = None  # the first token that is not a number (after the first)
+
+    def feed(self, text):
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= self.limit:
+            self._consume("".join(self.parts))
+
+    def _start(self, buf):
+        """Skip the value's leading blanks and note its first character (until one is seen)."""
+        if self.lead is None:
+            buf = buf.lstrip()
+            if buf:
+                self.lead = buf[0]
+        return buf
+
+    def _consume(self, buf):
+        buf = self._start(buf)
+        flat = buf.replace(",", " ")
+        parts = flat.rsplit(None, 1)
+        if len(parts) == 2:  # parse the complete tokens; keep the last one, which may go on
+            cut = len(parts[0])
+            keep = buf[cut:]
+            self._take(flat[:cut].split())
+        elif parts:  # one token so far: keep it whole
+            keep = buf
+        else:  # blanks and commas: only the last character matters (is it a comma?)
+            keep = buf.rstrip()[-1:]
+        self.parts, self.size = [keep], len(keep)
+        self.limit = max(_CHUNK, 2 * len(keep))  # a token longer than a chunk: no quadratic rejoin
+
+    def _take(self, tokens):
+        if self.first is None and self.lead == "[" and tokens:
+            self.first = tokens.pop(0)  # "[1": a number only if the value ends with "]"
+        if self.bad is not None or not tokens:
+            return
+        values = self.values
+        try:
+            if len(tokens) > 256 and 2 * len(set(tokens[:2048])) <= min(len(tokens), 2048):
+                once = dict.fromkeys(tokens)
+                for t in once:
+                    once[t] = float(t)
+                values.extend(map(once.__getitem__, tokens))
+            else:
+                values.extend(map(float, tokens))
+        except ValueError:
+            self.bad = next(x for x in tokens if not _is_float(x))
+
+    def finish(self):
+        """The list of floats, or ``(None, token)`` for the first token that is not a number."""
+        buf = self._start("".join(self.parts))
+        self.parts = None
+        tokens = buf.replace(",", " ").split()
+        if self.first is None and self.lead == "[" and tokens:
+            self.first = tokens.pop(0)
+        taken = self.first is not None
+        if taken and self.lead == "[" and buf.rstrip().endswith("]"):  # "[1 2 3]": strip the brackets
+            first = self.first[1:]
+            if tokens:
+                tokens[-1] = tokens[-1][:-1]
+                if not tokens[-1]:
+                    tokens.pop()
+            elif first:
+                first = first[:-1]
+            self.first = first
+        self._take(tokens)
+        if taken:
+            first = self.first
+            if first:
+                if not _is_float(first):
+                    return None, first
+                self.values.insert(0, float(first))
+        if self.bad is not None:
+            return None, self.bad
+        return self.values, None
 
 
 class _Parser:
@@ -125,6 +306,7 @@ class _Parser:
         raise GraphMLError(f"{where}line {line}: {message}", path=self.path, line=line, element=element)
 
     def run(self, source):
+        out_of_memory = False
         try:
             if isinstance(source, (bytes, bytearray, memoryview)):
                 self.parser.Parse(bytes(source), True)
@@ -132,20 +314,52 @@ class _Parser:
                 self.parser.ParseFile(source)
         except GraphclustError:
             raise
+        except MemoryError:  # raised below, once the except clause has let go of the traceback's frames
+            out_of_memory = True
         except expat.ExpatError as exc:
             element = f"<{self.stack[-1]}>" if self.stack else "XML document"
-            if exc.code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS] or (
-                exc.code == expat.errors.codes[expat.errors.XML_ERROR_UNCLOSED_TOKEN] and self.stack
-            ):
-                msg = "unexpected end of file: the document is empty or truncated"
+            codes = expat.errors.codes
+            if exc.code == codes[expat.errors.XML_ERROR_NO_MEMORY]:
+                out_of_memory = True
             else:
-                msg = f"malformed XML ({expat.ErrorString(exc.code)}, column {exc.offset})"
-            self.fail(msg, element, line=exc.lineno)
+                if exc.code == codes[expat.errors.XML_ERROR_NO_ELEMENTS] or (
+                    exc.code == codes[expat.errors.XML_ERROR_UNCLOSED_TOKEN] and self.stack
+                ):
+                    msg = "unexpected end of file: the document is empty or truncated"
+                else:
+                    msg = f"malformed XML ({expat.ErrorString(exc.code)}, column {exc.offset})"
+                self.fail(msg, element, line=exc.lineno)
         except (LookupError, UnicodeError, ValueError, OverflowError) as exc:
             self.fail(f"cannot decode the document: {exc}", "XML declaration")
+        if out_of_memory:
+            self._out_of_memory()
         if not self.seen_graph:
             self.fail("no <graph> element; a GraphML file must contain one undirected <graph>", "<graphml>")
         return self.rec
+
+    def _out_of_memory(self):
+        """Fail with a GraphMLError that names what was being read when memory ran out."""
+        top = self.stack[-1] if self.stack else None
+        line = None
+        if top == "data":
+            key, owner, line = self.data
+            element = f"<data key={key.id!r}>"
+            what = f"{element} on {self._owner_desc(owner)}"
+        elif top == "node":
+            element = what = f"<node id={self.owner[1]!r}>"
+        elif top == "edge":
+            src, tgt, line = self.owner[1]
+            element = what = f"<edge source={src!r} target={tgt!r}>"
+        elif top in ("key", "default"):
+            element = f"<key id={self.pending_key.id!r}>"
+            what = element if top == "key" else f"the <default> of {element}"
+        elif top is not None:
+            element = what = f"<{top}>"
+        else:
+            element, what = "XML document", "the XML document"
+        self.text = self.data = self.owner = None
+        self.rec.clear()  # let go of what was read, before the error travels up
+        self.fail(f"ran out of memory (MemoryError) while reading {what}", element, line=line)
 
     def _doctype(self, name, sysid, pubid, has_internal_subset):
         self.fail(
@@ -281,17 +495,17 @@ class _Parser:
         nid = attrs.get("id")
         if nid is None:
             self.fail("<node> has no 'id' attribute", "<node>")
-        line = self.parser.CurrentLineNumber
-        rec = self.rec
-        if nid in rec.node_line:
-            self.fail(f"duplicate node id {nid!r} (first declared at line {rec.node_line[nid]})",
-                      f"<node id={nid!r}>")
-        rec.node_line[nid] = line
-        rec.node_ids.append(nid)
-        node_attrs = {}
-        rec.node_attrs.append(node_attrs)
-        self.owner = ("node", nid, node_attrs)
+        self.owner = ("node", nid, {})
         self.stack.append("node")
+        rec = self.rec
+        i = rec.intern(nid)
+        if rec.declared[i]:
+            self.fail(f"duplicate node id {nid!r} (first declared at line {rec.declared[i]})",
+                      f"<node id={nid!r}>")
+        rec.declared[i] = self.parser.CurrentLineNumber
+        if i != len(rec.node_order):
+            rec.in_order = False
+        rec.node_order.append(i)
 
     def _end_node(self):
         _, nid, attrs = self.owner
@@ -307,9 +521,11 @@ class _Parser:
                     f"node {nid!r} has {len(feats)} features but node {first!r} has {n0} (ragged features)",
                     f"<node id={nid!r}>",
                 )
+        rec = self.rec
         if "label" in attrs:
-            self.rec.seeds[nid] = (attrs.pop("label"), self.parser.CurrentLineNumber)
-        self.owner = ("graph", "the graph", self.rec.graph_attrs)
+            rec.seeds[rec.node_order[-1]] = (attrs.pop("label"), self.parser.CurrentLineNumber)
+        rec.node_attrs.append(attrs or None)
+        self.owner = ("graph", "the graph", rec.graph_attrs)
         self.stack.pop()
 
     def _start_edge(self, attrs):
@@ -342,7 +558,7 @@ class _Parser:
                         f"data edge {src}-{tgt} has weight {w}; similarities must be finite and >= 0",
                         src, tgt, line,
                     )
-            rec.data_edges.append((src, tgt, attrs, line))
+            rec.add_data_edge(src, tgt, attrs, line)
         elif kind is None or kind == "must" or kind == "cannot":
             w = self._number(attrs.get("weight", 1.0), src, tgt, line)
             what = "constraint" if kind is None else f"{kind}-link"
@@ -354,15 +570,16 @@ class _Parser:
                 w = abs(w) if kind == "must" else -abs(w)
             if src == tgt:
                 self._edge_fail(f"{what} {src}-{tgt} joins node {src!r} to itself", src, tgt, line)
-            old = rec.pairs.get((src, tgt)) or rec.pairs.get((tgt, src))
+            s, t = rec.intern(src), rec.intern(tgt)
+            old = rec.pairs.get((s, t)) or rec.pairs.get((t, s))
             if old is None:
-                rec.pairs[(src, tgt)] = (w, line)
+                rec.pairs[(s, t)] = (w, line)
             elif (old[0] > 0) != (w > 0):
                 self._edge_fail(
                     f"pair {src}-{tgt} is both a must-link and a cannot-link (the other one at line {old[1]})",
                     src, tgt, line,
                 )
-            rec.constraints.append((src, tgt, w, line))
+            rec.constraints.append((s, t, w, line))
         else:
             self._edge_fail(
                 f"edge {src}-{tgt} has kind={kind!r}; expected 'data', 'must' or 'cannot'", src, tgt, line
@@ -397,8 +614,12 @@ class _Parser:
         if owner is None or key is None or (key.domain != owner[0] and key.domain != "all"):
             owner = self._bad_data(attrs, owner)
         self.data = (key, owner, self.parser.CurrentLineNumber)
-        self.text = text = []
-        self.parser.CharacterDataHandler = text.append
+        if key.name == "features" and owner[0] == "node" and "features" not in owner[2]:
+            self.text = _FeatureText()  # streamed: a features value may be hundreds of MB
+            self.parser.CharacterDataHandler = self.text.feed
+        else:
+            self.text = text = []
+            self.parser.CharacterDataHandler = text.append
         stack.append("data")
 
     def _bad_data(self, attrs, owner):
@@ -426,28 +647,35 @@ class _Parser:
     def _end_data(self):
         key, owner, line = self.data
         chunks = self.text
-        text = chunks[0] if len(chunks) == 1 else "".join(chunks)
         self.text = None
         self.parser.CharacterDataHandler = None
-        self.stack.pop()
         name = key.name
         attrs = owner[2]
-        if name is None or name in attrs or (name == "features" and owner[0] == "node"):
-            return self._special_data(key, owner, line, text)
-        try:
-            attrs[name] = key.convert(text)
-        except (ValueError, OverflowError):
-            self._convert(key, text, f"<data key={key.id!r}> on {self._owner_desc(owner)}", f"<data key={key.id!r}>",
-                          line)
+        if type(chunks) is _FeatureText:
+            values, bad = chunks.finish()
+            if values is None:
+                elem = f"<data key={key.id!r}>"
+                shown = bad if len(bad) <= 40 else bad[:37] + "..."
+                self.fail(f"{self._owner_desc(owner)} has a non-numeric feature {shown!r} in {elem}", elem, line=line)
+            attrs[name] = values
+        else:
+            text = chunks[0] if len(chunks) == 1 else "".join(chunks)
+            del chunks
+            if name is None or name in attrs:
+                self._special_data(key, owner, line, text)
+            else:
+                try:
+                    attrs[name] = key.convert(text)
+                except (ValueError, OverflowError):
+                    self._convert(key, text, f"<data key={key.id!r}> on {self._owner_desc(owner)}",
+                                  f"<data key={key.id!r}>", line)
+        self.stack.pop()
 
     def _special_data(self, key, owner, line, text):
         if key.name is None:  # e.g. a yEd key without attr.name: not ours, skip
             return
         elem = f"<data key={key.id!r}>"
-        desc = self._owner_desc(owner)
-        if key.name in owner[2]:
-            self.fail(f"{elem} on {desc}: attribute {key.name!r} is given twice", elem, line=line)
-        owner[2][key.name] = self._features(text, desc, elem, line)
+        self.fail(f"{elem} on {self._owner_desc(owner)}: attribute {key.name!r} is given twice", elem, line=line)
 
     def _convert(self, key, text, where, elem, line=None):
         try:
@@ -456,16 +684,6 @@ class _Parser:
             shown = text if len(text) <= 60 else text[:57] + "..."
             self.fail(f"{where} is {shown!r}, expected {key.expect}", elem, line=line)
 
-    def _features(self, text, desc, elem, line):
-        t = text.strip()
-        if t.startswith("[") and t.endswith("]"):
-            t = t[1:-1]
-        try:
-            return [float(x) for x in t.replace(",", " ").split()]
-        except ValueError:
-            bad = next(x for x in t.replace(",", " ").split() if not _is_float(x))
-            shown = bad if len(bad) <= 40 else bad[:37] + "..."
-            self.fail(f"{desc} has a non-numeric feature {shown!r} in {elem}", elem, line=line)
 
 def _is_float(x):
     try:
@@ -476,64 +694,163 @@ def _is_float(x):
 
 
 # ---------------------------------------------------------------------- reading
+class _Lines:
+    """``id -> line of its <node>`` over the records, for the messages of :func:`_ids_to_keys`."""
+
+    def __init__(self, rec):
+        self.rec = rec
+
+    def get(self, nid):
+        i = self.rec.index.get(nid)
+        return self.rec.declared[i] if i is not None else None
+
+
 def _parse(source, path, *, side=False, nodes=None, encoding=None):
-    """Parse GraphML into records and map ids to keys. Returns (records, idmap, parser)."""
+    """Parse GraphML into records and map ids to keys.
+
+    Returns ``(records, keys, parser)``, where ``keys[i]`` is the node key of the id of
+    index ``i`` (``records.names[i]``).
+    """
     reader = _Parser(path, side, encoding)
     rec = reader.run(source)
-    lines = rec.node_line
     mode = rec.graph_attrs.pop(_RESERVED_GRAPH, None)
     if mode is not None and mode not in _KEY_TYPES:
         reader.fail(f"graph attribute node_key_type={mode!r}; expected 'int', 'str' or 'repr'", "<graph>",
                     line=reader.parser.CurrentLineNumber)
+    names, declared = rec.names, rec.declared
+    ids = [names[i] for i in rec.node_order]
     if nodes is not None:
         resolve = _resolver(nodes)
         keys = []
-        for nid in rec.node_ids:
+        for nid in ids:
             k = resolve(nid)
             if k is None:
                 where = f"{path}: " if path else ""
                 raise UnknownNodeError(
-                    f"{where}line {lines[nid]}: node {nid!r} of the side-information file is not in the data graph",
-                    node=nid,
+                    f"{where}line {declared[rec.index[nid]]}: node {nid!r} of the side-information file is not "
+                    "in the data graph", node=nid,
                 )
             keys.append(k)
     else:
-        keys = _ids_to_keys(rec.node_ids, mode, reader.fail, lines)
-    idmap = dict(zip(rec.node_ids, keys))
-    for edges in (rec.data_edges, rec.constraints):
-        for src, tgt, _, line in edges:
-            for end in (src, tgt):
-                if end not in idmap:
-                    reader.fail(
-                        f"edge {src}-{tgt} refers to node {end!r}, which no <node> declares",
-                        f"<edge source={src!r} target={tgt!r}>", line=line,
-                    )
-    return rec, idmap, reader
+        keys = _ids_to_keys(ids, mode, reader.fail, _Lines(rec))
+    del ids
+    if len(keys) != len(names):  # an edge names a node that no <node> declares
+        _undeclared(rec, reader)
+    if not rec.in_order:  # an edge named a node before its <node>
+        by_index = [None] * len(names)
+        for i, k in zip(rec.node_order, keys):
+            by_index[i] = k
+        keys = by_index
+    rec.index = None  # no longer needed
+    if nodes is None and mode in (None, "str"):
+        rec.names = None  # each id is str(its key): no need to keep both
+    return rec, keys, reader
 
 
-def _build_graph(rec, idmap, reader):
+def _undeclared(rec, reader):
+    names, declared = rec.names, rec.declared
+    constraints = ((s, t, line) for s, t, _, line in rec.constraints)
+    for s, t, line in chain(zip(rec.source, rec.target, rec.edge_line), constraints):
+        for end in (s, t):
+            if not declared[end]:
+                src, tgt = names[s], names[t]
+                reader.fail(
+                    f"edge {src}-{tgt} refers to node {names[end]!r}, which no <node> declares",
+                    f"<edge source={src!r} target={tgt!r}>", line=line,
+                )
+
+
+def _build_graph(rec, keys, reader):
     G = nx.Graph()
     G.graph.update(rec.graph_attrs)
-    G.add_nodes_from(zip(map(idmap.__getitem__, rec.node_ids), rec.node_attrs))
-    edges = rec.data_edges
-    G.add_edges_from((idmap[s], idmap[t], a) for s, t, a, _ in edges)
-    if G.number_of_edges() != len(edges):
-        seen = {}
-        for s, t, _, line in edges:
-            u, v = idmap[s], idmap[t]
-            first = seen.get((u, v)) or seen.get((v, u))
-            if first is not None:
-                reader.fail(
-                    f"data edge {s}-{t} is given twice (first at line {first}); merge the two similarities",
-                    f"<edge source={s!r} target={t!r}>", line=line,
-                )
-            seen[(u, v)] = line
+    G.add_nodes_from(_node_items(rec, keys))
+    rec.node_attrs = rec.node_order = rec.declared = None
+    dup = _first_repeat(rec)
+    if dup is not None:
+        j, i = dup
+        s, t = rec.source[i], rec.target[i]
+        src, tgt = (str(keys[s]), str(keys[t])) if rec.names is None else (rec.names[s], rec.names[t])
+        reader.fail(
+            f"data edge {src}-{tgt} is given twice (first at line {rec.edge_line[j]}); merge the two "
+            "similarities", f"<edge source={src!r} target={tgt!r}>", line=rec.edge_line[i],
+        )
+    rec.edge_line = None
+    G.add_edges_from(rec.data_edges(keys))
     return G
 
 
-def _side_from(rec, idmap):
-    seeds = {idmap[n]: lab for n, (lab, _) in rec.seeds.items()}
-    S = SideInfo(((idmap[s], idmap[t], w) for s, t, w, _ in rec.constraints), seeds=seeds or None)
+def _first_repeat(rec):
+    """``(j, i)``: data edge ``i`` is the first to join the pair of an earlier edge, ``j``
+    (the first edge on that pair); None when no pair has two data edges.
+
+    Sorts the pairs (numpy, about 40 bytes an edge for a moment, before the graph
+    exists) rather than keeping a set of them."""
+    if len(rec.source) < 2:
+        return None
+    dtype = np.uint32 if rec.source.typecode == "I" else np.int64
+    s = np.frombuffer(rec.source, dtype=dtype).astype(np.int64)
+    t = np.frombuffer(rec.target, dtype=dtype).astype(np.int64)
+    lo, hi = np.minimum(s, t), np.maximum(s, t)
+    del s, t
+    order = np.lexsort((hi, lo))  # stable: on each pair, the edges in file order
+    lo, hi = lo[order], hi[order]
+    repeat = (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
+    del lo, hi
+    if not repeat.any():
+        return None
+    at = np.flatnonzero(repeat)  # order[at + 1] repeats the pair of order[at]
+    i = int(order[at + 1].min())
+    k = int(at[np.argmax(order[at + 1] == i)])
+    while k > 0 and repeat[k - 1]:  # back to the pair's first edge
+        k -= 1
+    return int(order[k]), i
+
+
+def _node_items(rec, keys):
+    """``key`` or ``(key, attrs)`` for each node in file order, letting go of the parse's dicts."""
+    attrs = rec.node_attrs
+    for j, i in enumerate(rec.node_order):
+        a = attrs[j]
+        if a is None:
+            yield keys[i]
+        else:
+            attrs[j] = None
+            yield keys[i], a
+
+
+def _out_of_memory(what, counts, rec, path):
+    """The GraphMLError for a MemoryError after the parse (raised outside the except clause)."""
+    nodes, edges = counts
+    rec.clear()
+    where = f"{path}: " if path else ""
+    return GraphMLError(
+        f"{where}ran out of memory (MemoryError) while {what} ({nodes} nodes, {edges} data edges read)",
+        path=path, element="<graph>",
+    )
+
+
+def _graph_and_side(rec, keys, reader, side=None):
+    """The networkx graph and the SideInfo of the records (with a side file's records merged)."""
+    counts = len(rec.node_order), len(rec.edge_line)
+    try:
+        G = _build_graph(rec, keys, reader)
+    except MemoryError:
+        G = None
+    if G is None:
+        raise _out_of_memory("building the networkx graph", counts, rec, reader.path)
+    if side is None:
+        try:
+            return G, _side_from(rec, keys)
+        except MemoryError:
+            pass
+        raise _out_of_memory("building the side information", counts, rec, reader.path)
+    side_rec = _read_side_records(side, list(G.nodes))
+    return G, _merge_side(rec, keys, side_rec, _source_name(side))
+
+
+def _side_from(rec, keys):
+    seeds = {keys[i]: lab for i, (lab, _) in rec.seeds.items()}
+    S = SideInfo(((keys[s], keys[t], w) for s, t, w, _ in rec.constraints), seeds=seeds or None)
     return S
 
 
@@ -588,7 +905,8 @@ def read_graphml(path, side=None):
         to an undeclared node, a duplicate node id, an unknown ``<data key>``, a
         value that does not parse as its type, a bad data-edge weight, a bad
         constraint, ragged or non-numeric features; with ``path``, ``line`` and
-        ``element`` set. Also for the side file.
+        ``element`` set. Also for the side file, and when memory runs out (the
+        message says so and names the element being read).
     UnknownNodeError
         The side file names a node that is not in the data graph.
 
@@ -612,15 +930,11 @@ def read_graphml(path, side=None):
     name = _source_name(path)
     handle, close = _open_source(path)
     try:
-        rec, idmap, reader = _parse(handle, name)
+        rec, keys, reader = _parse(handle, name)
     finally:
         if close:
             handle.close()
-    G = _build_graph(rec, idmap, reader)
-    if side is None:
-        return G, _side_from(rec, idmap)
-    side_rec = _read_side_records(side, list(G.nodes))
-    return G, _merge_side(rec, idmap, side_rec, _source_name(side))
+    return _graph_and_side(rec, keys, reader, side)
 
 
 def parse_graphml(data):
@@ -668,8 +982,8 @@ def parse_graphml(data):
         data, encoding = bytes(data), None
     else:
         raise InvalidParameterError(f"parse_graphml takes str or bytes, got {type(data).__name__}")
-    rec, idmap, reader = _parse(data, None, encoding=encoding)
-    return _build_graph(rec, idmap, reader), _side_from(rec, idmap)
+    rec, keys, reader = _parse(data, None, encoding=encoding)
+    return _graph_and_side(rec, keys, reader)
 
 
 # ---------------------------------------------------------------------- side files
@@ -690,22 +1004,22 @@ def _read_side_records(path, nodes):
         head = handle.read(512)
         handle.seek(0)
         if _sniff_graphml(head):
-            rec, idmap, _ = _parse(handle, name, side=True, nodes=nodes)
+            rec, keys, _ = _parse(handle, name, side=True, nodes=nodes)
             return _SideRecords(
-                [(idmap[s], idmap[t], w, line) for s, t, w, line in rec.constraints],
-                {idmap[n]: v for n, v in rec.seeds.items()},
+                [(keys[s], keys[t], w, line) for s, t, w, line in rec.constraints],
+                {keys[i]: v for i, v in rec.seeds.items()},
                 name,
             )
         data = handle.read()
     return _SideRecords(_read_side_csv(data, name, nodes), {}, name)
 
 
-def _merge_side(rec, idmap, side, side_path):
+def _merge_side(rec, keys, side, side_path):
     where = f"{side_path}: " if side_path else ""
     main = {}
     for s, t, w, line in rec.constraints:
-        main[(idmap[s], idmap[t])] = (w, line)
-    edges = [(idmap[s], idmap[t], w) for s, t, w, _ in rec.constraints]
+        main[(keys[s], keys[t])] = (w, line)
+    edges = [(keys[s], keys[t], w) for s, t, w, _ in rec.constraints]
     for u, v, w, line in side.constraints:
         old = main.get((u, v)) or main.get((v, u))
         if old is not None and (old[0] > 0) != (w > 0):
@@ -715,7 +1029,7 @@ def _merge_side(rec, idmap, side, side_path):
                 path=side_path, line=line, element=f"constraint {u!r}-{v!r}",
             )
         edges.append((u, v, w))
-    seeds = {idmap[n]: lab for n, (lab, _) in rec.seeds.items()}
+    seeds = {keys[i]: lab for i, (lab, _) in rec.seeds.items()}
     for u, (lab, line) in side.seeds.items():
         if u in seeds and seeds[u] != lab:
             raise GraphMLError(
