@@ -632,10 +632,9 @@ class DDMMDPM(BayesianClusteringEstimator):
         ndarray of shape (n_points, n_clusters_)
             Column ``k`` is cluster ``k`` of ``labels_``; rows sum to 1.
         """
-        s = self._scores(X)
-        s -= s.max(axis=1, keepdims=True)
-        w = np.exp(s)
-        return w / w.sum(axis=1, keepdims=True)
+        from scipy.special import softmax
+
+        return softmax(self._scores(X), axis=1)
 
     def predict(self, X):
         """Cluster labels of new points: the fitted cluster with the highest score in the

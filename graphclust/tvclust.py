@@ -548,10 +548,9 @@ class TVClust(BayesianClusteringEstimator):
         ndarray of shape (n_points, n_clusters_)
             Column ``k`` is cluster ``k`` of ``labels_``; rows sum to 1.
         """
-        logw = self._log_weights(X)
-        logw -= logw.max(axis=1, keepdims=True)
-        w = np.exp(logw)
-        return w / w.sum(axis=1, keepdims=True)
+        from scipy.special import softmax
+
+        return softmax(self._log_weights(X), axis=1)
 
     def predict(self, X):
         """Cluster labels of new points: the most probable fitted cluster under the
