@@ -207,6 +207,10 @@ CASES = [
         tp, GRAPHML_HEAD + '<key id="k" for="edge" attr.name="kind" attr.type="string"/>'
         '<graph edgedefault="undirected"><node id="a"/><node id="b"/><edge source="a" target="b">'
         '<data key="k">maybe</data></edge></graph></graphml>')), GraphMLError, "maybe"),
+    ("a None node id under node_key_type='repr'", lambda tp: gc.read_graphml(_grml(
+        tp, GRAPHML_HEAD + '<key id="t" for="graph" attr.name="node_key_type" attr.type="string"/>'
+        '<graph edgedefault="undirected"><data key="t">repr</data><node id="None"/><node id="1"/>'
+        '<edge source="None" target="1"/></graph></graphml>')), GraphMLError, "node id 'None'"),
     ("side CSV without a header", lambda tp: gc.read_side_info(_grml(tp, "", "s.csv").with_suffix(".csv")
                                                                 if False else _csv(tp, "0,1\n")),
      GraphMLError, "header|u,v"),

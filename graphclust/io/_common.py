@@ -26,6 +26,8 @@ def _literal(token):
         hash(value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise ValueError(token) from None
+    if value is None:  # networkx refuses None as a node
+        raise ValueError(token)
     return value
 
 
