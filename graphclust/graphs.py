@@ -74,20 +74,17 @@ def _check_features(X, *, allow_1d=False):
     return check_feature_matrix(X, allow_1d=allow_1d, squarable=False)
 
 
-def _metric_space(X, metric, *, unit=False):
-    """Map X into the space where the kd-tree searches; return (points, p), or
-    (points, p, scale) with ``unit=True``.
+def _metric_space(X, metric):
+    """Map X into the space where the kd-tree searches; return ``(points, p, scale)``.
 
     ``cosine`` searches unit vectors with the Euclidean norm: ``1 - cos = |u - v|^2 / 2``,
-    which orders neighbours exactly like the cosine distance. With ``unit=True`` the
-    other metrics search ``X / scale`` (``scale`` the largest absolute entry), so
-    squared distances neither overflow (entries near 1e155) nor underflow, and
-    distances in the search space times ``scale`` are those of ``X``.
+    which orders neighbours exactly like the cosine distance (``scale`` 1). The other
+    metrics search ``X / scale`` (``scale`` the largest absolute entry), so squared
+    distances neither overflow (entries near 1e155) nor underflow, and distances in the
+    search space times ``scale`` are those of ``X``.
     """
     _one_of(metric, "metric", tuple(_METRICS))
     if metric != "cosine":
-        if not unit:
-            return X, _METRICS[metric]
         scale = float(np.abs(X).max(initial=0.0))
         scale = scale if scale > 0 else 1.0
         return X / scale, _METRICS[metric], scale
@@ -95,7 +92,7 @@ def _metric_space(X, metric, *, unit=False):
     if not norms.all():
         r = int(np.flatnonzero(norms == 0)[0])
         raise InvalidFeaturesError(f"row {r} of X is all zeros; its cosine distance is undefined", node=r)
-    return (X / norms[:, None], 2.0, 1.0) if unit else (X / norms[:, None], 2.0)
+    return X / norms[:, None], 2.0, 1.0
 
 
 def _snapped(P):
@@ -334,7 +331,7 @@ def knn_matrix(X, n_neighbors=10, *, mode="gaussian", bandwidth=None, metric="eu
     bandwidth = _check_bandwidth(bandwidth, mode)
     # distances in units of the largest entry: the weights of a data-derived bandwidth
     # are then the same whatever the units of X (and finite near 1e±300)
-    P, p, scale = _metric_space(X, metric, unit=True)
+    P, p, scale = _metric_space(X, metric)
     bandwidth = bandwidth / scale if isinstance(bandwidth, float) else bandwidth
 
     Q = _snapped(P)
@@ -484,7 +481,7 @@ def epsilon_matrix(X, eps, *, mode="gaussian", bandwidth=None, metric="euclidean
     eps = check_float(eps, "eps", low=0, low_open=True)
     _one_of(mode, "mode", _MODES)
     bandwidth = _check_bandwidth(bandwidth, mode)
-    P, p, scale = _metric_space(X, metric, unit=True)  # as in knn_matrix
+    P, p, scale = _metric_space(X, metric)  # as in knn_matrix
     bandwidth = bandwidth / scale if isinstance(bandwidth, float) else bandwidth
     radius = np.sqrt(2.0 * eps) if metric == "cosine" else eps / scale
 
@@ -628,7 +625,7 @@ def kernel_matrix(X, kernel="rbf", gamma=None, *, max_samples=KERNEL_MAX_SAMPLES
     else:
         U = X
         if kernel == "cosine":
-            U, _ = _metric_space(X, "cosine")
+            U, _, _ = _metric_space(X, "cosine")
         K = U @ U.T
         np.clip(K, 0.0, 1.0 if kernel == "cosine" else None, out=K)
     K += K.T  # exact symmetry whatever the BLAS did
