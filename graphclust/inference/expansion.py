@@ -449,12 +449,7 @@ def _fill_qpbo(l0, l1, U, e0, e1, w, m, tables, slot, res, tr):  # pragma: no co
         if lam >= 0.0 or slot[k] < 0:
             if lam < 0.0:  # cannot happen for terms without a slot; stay safe
                 lam = 0.0
-            p = B - A
-            if p < 0.0:
-                p = 0.0
-            elif p > lam:
-                p = lam
-            q = lam - p
+            p, q = _pair_arcs(A, B, lam)
             res[2 * k] = 0.5 * p
             res[2 * k + 1] = 0.5 * q
             res[2 * (T + k)] = 0.5 * q
@@ -535,12 +530,7 @@ def _fill_move(l0, l1, xcur, U, e0, e1, w, m, tables, res, tr):  # pragma: no co
                 else:
                     C -= lam
             lam = 0.0
-        p = B - A
-        if p < 0.0:
-            p = 0.0
-        elif p > lam:
-            p = lam
-        q = lam - p
+        p, q = _pair_arcs(A, B, lam)
         res[2 * k] = p
         res[2 * k + 1] = q
         tr[i] += C - A - q
@@ -569,6 +559,19 @@ def _move_table(k, m, w, tables, a0, a1, b0, b1):  # pragma: no cover - compiled
         return _potts(wk, a0, b0), _potts(wk, a0, b1), _potts(wk, a1, b0), _potts(wk, a1, b1)
     t = k - m
     return tables[t, a0, b0], tables[t, a0, b1], tables[t, a1, b0], tables[t, a1, b1]
+
+
+@njit(cache=True, inline="always")
+def _pair_arcs(A, B, lam):  # pragma: no cover - compiled
+    """Capacities ``(p, q)`` of the arcs ``i → j`` and ``j → i`` for a submodular 2×2
+    table with ``λ = B + C − A − D ≥ 0``: ``p = clip(B − A, 0, λ)``, ``q = λ − p``
+    (the rest goes to the terminal arcs: ``C − A − q`` on ``i``, ``B − A − p`` on ``j``)."""
+    p = B - A
+    if p < 0.0:
+        p = 0.0
+    elif p > lam:
+        p = lam
+    return p, lam - p
 
 
 @njit(cache=True, inline="always")
