@@ -26,6 +26,19 @@ from .errors import InvalidConstraintError, InvalidParameterError
 __all__ = ["Energy", "energy_value", "potts_csr"]
 
 
+def check_unary_costs(U, offset=()):
+    """Raise :class:`InvalidParameterError` naming the first NaN or ``-inf`` entry of
+    the unary costs ``U`` (any shape; ``offset`` is added to the leading indices, for a
+    tile of a larger array). Costs are numbers or ``+inf`` (a forbidden label)."""
+    bad = np.isnan(U) | np.isneginf(U)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        value = U[tuple(where)]
+        where[: len(offset)] += np.asarray(offset, dtype=where.dtype)
+        raise InvalidParameterError(f"unary[{', '.join(map(str, where.tolist()))}] is {value}; costs must be "
+                                    "numbers or +inf")
+
+
 class Energy:
     """Unary costs plus signed Potts pair terms over ``n_nodes`` discrete variables.
 
@@ -75,9 +88,7 @@ class Energy:
         U = np.array(unary, dtype=np.float64, copy=True)
         if U.ndim != 2 or U.shape[0] == 0 or U.shape[1] == 0:
             raise InvalidParameterError(f"unary must have shape (n_nodes, n_labels) with both > 0, got {U.shape}")
-        if np.isnan(U).any() or np.isneginf(U).any():
-            i, k = np.argwhere(np.isnan(U) | np.isneginf(U))[0]
-            raise InvalidParameterError(f"unary[{i}, {k}] is {U[i, k]}; costs must be numbers or +inf")
+        check_unary_costs(U)
         if np.isinf(U).all(axis=1).any():
             i = int(np.flatnonzero(np.isinf(U).all(axis=1))[0])
             raise InvalidConstraintError(f"node {i} has an infinite cost for every label; no labelling is feasible")

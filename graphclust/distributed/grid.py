@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._utils import check_float, check_int, check_random_state
-from ..energy import Energy
+from ..energy import Energy, check_unary_costs
 from ..graphs import contrast_weight
 from ..errors import InvalidParameterError
 from ..inference.grid_icm import _unary_argmin
@@ -296,14 +296,10 @@ def _as_dask(x, chunks, name):
 def _refuse_nan_unaries(block, block_info=None):
     """A unary tile as it is, or the error :class:`~graphclust.Energy` raises for NaN or
     ``-inf``, naming the pixel in the whole grid."""
-    bad = np.isnan(block) | np.isneginf(block)
-    if bad.any():
-        r, c, k = np.argwhere(bad)[0]
-        if block_info is not None and block_info.get(0):
-            (r0, _), (c0, _) = block_info[0]["array-location"][:2]
-            r, c = r + r0, c + c0
-        raise InvalidParameterError(
-            f"unary[{int(r)}, {int(c)}, {int(k)}] is {block[bad][0]}: unaries must be finite or +inf")
+    offset = ()
+    if block_info is not None and block_info.get(0):
+        offset = tuple(lo for lo, _ in block_info[0]["array-location"][:2])
+    check_unary_costs(block, offset)
     return block
 
 
