@@ -25,6 +25,7 @@ posterior summaries (Binder point estimate, co-clustering, number of clusters) c
 from :class:`graphclust.bayesian.BayesianClusteringEstimator`.
 """
 
+import dataclasses
 import math
 import time
 
@@ -165,6 +166,16 @@ def _log_joint(mode, use_max, log_new, pri, side, items, comp, zn, theta, tsq, b
     return lp
 
 
+def _mean_square_deviation(problem):
+    """``Σ_m ‖x_m − x̄‖² / N`` over the ``N`` original points behind the nodes (a merged
+    node counts its points, with their scatter)."""
+    Y, c = problem.feature_means, problem.counts.astype(np.float64)
+    D = Y - (c[:, None] * Y).sum(0) / c.sum()
+    index, scatter = problem.within_scatter()
+    within = float(np.einsum("kii->", scatter[index[index >= 0]])) if (index >= 0).any() else 0.0
+    return float(((c * (D * D).sum(1)).sum() + within) / c.sum())
+
+
 # ============================================================================ estimators
 class DDMMDPM(BayesianClusteringEstimator):
     """Distance-dependent maximum-margin Dirichlet-process mixture (dd-MMDPM).
@@ -194,15 +205,19 @@ class DDMMDPM(BayesianClusteringEstimator):
         See :class:`DDMMDPMPotentials`.
     n_neighbors : int, default=10
     gamma : float or "auto", default="auto"
-        Scale of ``f(d) = exp(−d/γ)``; ``"auto"``: mean distance to the 10th nearest
-        neighbour.
+        Scale of ``f(d) = exp(−d/γ)``, in the data's units; ``"auto"``: mean distance to
+        the 10th nearest neighbour.
     floor : bool, default=True
         Sparse distances: clusters outside a node's neighbourhood keep the decay of
         the first distance outside it (see :class:`DDMMDPMPotentials`).
     alpha : float, default=1.0
         The new-cluster prior weight is ``α/N``.
     lam : float or "auto", default="auto"
-        ``λ`` of the likelihood ``exp(β xᵀθ − λ‖θ‖²)``; the parameter that drives the
+        ``λ`` of the likelihood ``exp(β xᵀθ − λ‖θ‖²)``, where ``x`` are the centred
+        features divided by their spread ``feature_scale_`` (the likelihood is not
+        scale-free, so the division makes ``lam``, ``beta``, ``base_std`` and
+        ``pa_cap`` mean the same in any units; standardised features are divided by
+        1, up to rounding); the parameter that drives the
         number of clusters most (the best value on the UCI sets ranged from 0.1,
         wine, to 2, balance scale). ``"auto"``: chosen with ``constraint_weight``
         from ``CV_LAMS = (0.1, 0.5, 2)`` by cross-validation on the soft constraints
@@ -216,8 +231,8 @@ class DDMMDPM(BayesianClusteringEstimator):
         (``docs/ddmmdpm.md``).
     base_std : float or "auto", default="auto"
         ``σ₀``: ``θ_new ~ N(0, σ₀² I)``, drawn afresh for every point. ``"auto"``: the
-        inverse root mean square norm of the centred points, ``1/sqrt(mean ‖x − x̄‖²)``
-        (``1/√D`` on standardised data, as the research spec suggests for high
+        inverse root mean square norm of the centred, divided points, which is
+        ``1/√D`` (as the research spec suggests for high
         dimension: ``‖θ_new‖² ≈ σ₀²D``, so a fixed ``σ₀`` keeps new clusters from
         opening as ``D`` grows); the value used is ``base_std_``.
     pa_cap : float, default=0.01
@@ -300,8 +315,13 @@ class DDMMDPM(BayesianClusteringEstimator):
         ``n_clusters_posterior_[k]`` = fraction of samples with ``k`` clusters.
     theta_ : ndarray of shape (n_clusters_last, n_features)
         Cluster weight vectors of the final state of the first chain (in the centred
-        feature space, a last column for the bias), rows in the order of
-        ``last_labels_``.
+        feature space divided by ``feature_scale_``, a last column for the bias), rows
+        in the order of ``last_labels_``.
+    feature_scale_ : float
+        The spread the features were divided by: the root mean square deviation per
+        coordinate, ``sqrt(mean ‖x − x̄‖² / D)`` over the original points (1 without
+        features or without spread). Features multiplied by ``c`` give ``c`` times
+        this value and the same partition.
     last_labels_ : ndarray of shape (n_nodes,)
         Labels of that final state.
     gamma_ : float or None
@@ -443,10 +463,11 @@ class DDMMDPM(BayesianClusteringEstimator):
         self.progress = progress
         self.callback = callback
 
-    def _potentials(self, lam=None, weight=None, problem=None):
+    def _potentials(self, lam=None, weight=None, problem=None, scale=1.0):
         """The provider at ``λ = lam``, the soft constraints' strengths times ``weight``
         (``None``: the estimator's own values, :data:`AUTO_FALLBACK` for ``"auto"``),
-        ``σ₀`` from the points of ``problem`` (:meth:`_base_std`)."""
+        ``σ₀`` from the points of ``problem`` (:meth:`_base_std`), for features divided
+        by ``scale`` (a given ``gamma`` is in the data's units, so it is divided too)."""
         lam = self._given("lam") if lam is None else lam
         weight = self._given("constraint_weight") if weight is None else weight
         keys = ("alpha", "beta", "pa_cap", "margin", "removal_shrink", "bias")
@@ -455,8 +476,30 @@ class DDMMDPM(BayesianClusteringEstimator):
                   cl_penalty=float(self.cl_penalty) * float(weight), base_std=self._base_std(problem))
         if self._crp:
             return DDMMDPMPotentials(similarity="crp", **kw)
+        gamma = self.gamma
+        if not isinstance(gamma, str) and isinstance(self.distance, str) and self.distance in ("euclidean", "knn"):
+            gamma = float(gamma) / scale
         return DDMMDPMPotentials(similarity=self.similarity, distance=self.distance, n_neighbors=self.n_neighbors,
-                                 gamma=self.gamma, floor=self.floor, **kw)
+                                 gamma=gamma, floor=self.floor, **kw)
+
+    # ------------------------------------------------------------------ units
+    @staticmethod
+    def _unit_free(problem):
+        """``(problem, s)``: the problem with its features divided by their spread ``s``,
+        the root mean square deviation per coordinate of the original points (merged
+        nodes count their members and scatter), and ``s``; ``s = 1`` without features
+        or spread. The likelihood ``β xᵀθ − λ‖θ‖²`` and the PA steps are not
+        scale-free (``θ`` scales as ``1/x``, so ``λ`` and ``pa_cap`` would mean
+        different things in other units); on the divided features they are.
+        Standardised features have ``s = 1`` up to rounding."""
+        if problem.X is None or problem.n_features == 0:
+            return problem, 1.0
+        ms = _mean_square_deviation(problem) / problem.n_features
+        if not (ms > 0 and np.isfinite(ms)):
+            return problem, 1.0
+        s = math.sqrt(ms)
+        scatter = None if problem.scatter is None else problem.scatter / (s * s)
+        return dataclasses.replace(problem, X=problem.X / s, scatter=scatter), s
 
     # ------------------------------------------------------------------ "auto"
     def _base_std(self, problem=None):
@@ -469,11 +512,7 @@ class DDMMDPM(BayesianClusteringEstimator):
             return float(self.base_std)
         if problem is None or problem.X is None:
             return AUTO_FALLBACK["base_std"]
-        Y, c = problem.feature_means, problem.counts.astype(np.float64)
-        D = Y - (c[:, None] * Y).sum(0) / c.sum()
-        index, scatter = problem.within_scatter()
-        within = float(np.einsum("kii->", scatter[index[index >= 0]])) if (index >= 0).any() else 0.0
-        ms = float(((c * (D * D).sum(1)).sum() + within) / c.sum())
+        ms = _mean_square_deviation(problem)
         return 1.0 / math.sqrt(ms) if ms > 0 and np.isfinite(ms) else AUTO_FALLBACK["base_std"]
 
     def _given(self, key):
@@ -513,10 +552,11 @@ class DDMMDPM(BayesianClusteringEstimator):
         n = problem.n_nodes
         # hard must-links merge nodes into blocks (items); the prior and the side
         # information stay on the nodes (each member scores its own links)
-        lam, weight, chosen = self._resolve_auto(problem, rng)
+        lam, weight, chosen = self._resolve_auto(problem, rng)  # its trial fits divide alike
+        problem, self.feature_scale_ = self._unit_free(problem)
         merged = SamplerItems(problem)
         n_items, comp = merged.n_items, merged.comp
-        pot = self._potentials(lam, weight, problem)
+        pot = self._potentials(lam, weight, problem, self.feature_scale_)
         model = pot.model(problem, items=(n_items, comp))
         D = model.Xn.shape[1]
         cap = n_items + 1
@@ -608,7 +648,7 @@ class DDMMDPM(BayesianClusteringEstimator):
 
     def _scores(self, X):
         """``log g̃(x, C_k) + β x_cᵀθ_k − λ‖θ_k‖²`` of new points, ``(n_points, n_clusters_)``."""
-        X = self._new_points(X)
+        X = self._new_points(X) / self.feature_scale_
         if isinstance(self._scorer, str):
             name = type(self).__name__
             raise InvalidParameterError(
@@ -651,10 +691,11 @@ class DDMMDPM(BayesianClusteringEstimator):
         or over ``x``'s ``n_neighbors`` nearest fitted points plus the floor with
         ``distance="knn"``; the cluster size ``n_k`` for :class:`MMDPM`) plus the
         max-margin likelihood at ``θ_k``, the maximiser of the members' likelihood
-        (``μ_k``: the members' centred mean; ``lam_`` as fitted). The likelihood term
-        is then ``−β²‖x − μ_k‖²/(4λ)`` up to a constant: a Gaussian component per
-        cluster with variance ``2λ/β²``, so :class:`MMDPM` predicts by
-        ``argmax_k log n_k − β²‖x − μ_k‖²/(4λ)``. The sampled ``θ`` (``theta_``) belong to
+        (``μ_k``: the members' centred mean; ``lam_`` as fitted; ``x`` and ``μ_k``
+        divided by ``feature_scale_``, ``s``). The likelihood term is then
+        ``−β²‖x − μ_k‖²/(4λs²)`` in the data's units, up to a constant: a Gaussian
+        component per cluster with variance ``2λs²/β²``, so :class:`MMDPM` predicts by
+        ``argmax_k log n_k − β²‖x − μ_k‖²/(4λs²)``. The sampled ``θ`` (``theta_``) belong to
         the last state, not to ``labels_``, and are not used. The new-cluster option is
         left out: every point gets a fitted cluster.
 
@@ -713,7 +754,7 @@ class MMDPM(DDMMDPM):
     >>> est.labels_
     array([0, 0, 0, 1, 1, 1])
     >>> est.n_clusters_posterior_.round(2)     # fraction of samples with 0, 1, 2, ... clusters
-    array([0.  , 0.  , 0.77, 0.23])
+    array([0.  , 0.  , 0.73, 0.27])
     """
 
     _crp = True

@@ -496,17 +496,23 @@ def _adjacency_csr(G, nodes, index, weight):
     return W
 
 
+#: the weight types read without a closer look (``np.fromiter`` alone would also turn
+#: the string "2" into 2.0 and True into 1.0, which the GraphML writer refuses)
+_PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32, np.int64, np.int32})
+
+
+def _not_a_number(w):
+    return isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real)
+
+
 def _to_float(ws):
-    """Weights as float64, or the position of the first one that is not a number."""
-    try:
-        return np.fromiter(ws, np.float64, len(ws))
-    except (TypeError, ValueError):
+    """Weights as float64, or the position and value of the first one that is not a
+    real number (strings, booleans and None included)."""
+    if not set(map(type, ws)) <= _PLAIN_NUMBERS:  # one C-level pass over the types
         for k, w in enumerate(ws):
-            try:
-                float(w)
-            except (TypeError, ValueError):
+            if _not_a_number(w):
                 return k, w
-        raise  # pragma: no cover - fromiter failed for a reason float() accepts
+    return np.fromiter(ws, np.float64, len(ws))
 
 
 def _checked(vals, rows, cols, nodes):
@@ -657,10 +663,9 @@ def _node_scalars(G, nodes, attr):
     out = np.empty(len(nodes))
     for k, u in enumerate(nodes):
         v = G.nodes[u].get(attr, 1.0)
-        try:
-            out[k] = float(v)
-        except (TypeError, ValueError):
-            raise InvalidGraphError(f"node {u!r} has {attr}={v!r}; expected a number") from None
+        if _not_a_number(v):
+            raise InvalidGraphError(f"node {u!r} has {attr}={v!r}; expected a number")
+        out[k] = float(v)
         if not (np.isfinite(out[k]) and out[k] >= 0):
             raise InvalidGraphError(f"node {u!r} has {attr}={v!r}; expected a finite number >= 0")
     return out

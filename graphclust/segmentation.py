@@ -542,6 +542,8 @@ def overlay(image, labels, *, alpha=0.45, boundaries=True):
     ----------
     image : array-like of shape (rows, cols) or (rows, cols, channels)
     labels : array-like of shape (rows, cols) of int
+        Label ``v`` is drawn in palette colour ``v mod 10``, whichever other labels
+        are present.
     alpha : float, default=0.45
         Opacity of the tint, in [0, 1].
     boundaries : bool, default=True
@@ -562,11 +564,14 @@ def overlay(image, labels, *, alpha=0.45, boundaries=True):
     lo, hi = img.min(), img.max()
     base = (img - lo) / (hi - lo) if hi > lo else np.zeros_like(img)
     rgb = np.repeat(base, 3, axis=2) if base.shape[2] == 1 else base[:, :, :3]
-    _, inv = np.unique(labels, return_inverse=True)
+    values, inv = np.unique(labels, return_inverse=True)
     inv = inv.reshape(labels.shape)
+    # label2rgb colours the labels present in turn; giving it each one's palette entry
+    # keeps a label's colour when others are absent (a truth panel and a result match)
+    colors = _PALETTE[values.astype(np.int64) % len(_PALETTE)]
     # bg_label=-1: every segment is tinted (label 0 is a segment here, not background);
     # saturation=1 keeps the image's colours under the tint
-    out = skcolor.label2rgb(inv, image=rgb, colors=_PALETTE, alpha=alpha, bg_label=-1, image_alpha=1,
+    out = skcolor.label2rgb(inv, image=rgb, colors=colors, alpha=alpha, bg_label=-1, image_alpha=1,
                             kind="overlay", saturation=1)
     if boundaries:
         out = sksegmentation.mark_boundaries(out, inv, color=(0.0, 0.0, 0.0), mode="thick")

@@ -45,6 +45,12 @@ def _multi():
     return G
 
 
+def _vertex_weighted(value):
+    G = nx.path_graph(3)
+    G.nodes[0]["w"] = value
+    return G
+
+
 def _mixed_nodes():
     G = nx.Graph([(0, "a"), ("a", 2.5)])
     return G
@@ -105,6 +111,15 @@ CASES = [
      r"edge \(0, 1\).*\(1\+2j\)"),
     ("string weight", lambda tp: gc.SpectralClustering(2).fit(_graph(weight="heavy")), InvalidGraphError,
      r"edge \(0, 1\).*'heavy'"),
+    # refused by write_graphml, so refused by fit too (numpy would read them as 2.0 and 1.0)
+    ("numeric-string weight", lambda tp: gc.COSC(2).fit(_graph(weight="2")), InvalidGraphError,
+     r"edge \(0, 1\) has weight '2'; similarities must be numbers"),
+    ("boolean weight", lambda tp: gc.COSC(2).fit(_graph(weight=True)), InvalidGraphError,
+     r"edge \(0, 1\) has weight True"),
+    ("None weight", lambda tp: gc.COSC(2).fit(_graph(weight=None)), InvalidGraphError,
+     r"edge \(0, 1\) has weight None"),
+    ("boolean vertex weight", lambda tp: gc.Problem.from_graph(_vertex_weighted(True), vertex_weight="w"),
+     InvalidGraphError, r"node 0 has w=True; expected a number"),
     ("mixed node key types are fine", lambda tp: gc.SpectralClustering(2, random_state=0).fit(_mixed_nodes())
      .n_clusters_ == 2 or 1 / 0, None, None),
     ("feature method on a plain graph", lambda tp: gc.HMRF(gc.potentials.Centroids(2)).fit(PATH),

@@ -209,7 +209,11 @@ def test_ddmmdpm_predict_is_the_conditional_of_one_more_point(similarity, knn):
     kw = dict(distance="knn", n_neighbors=knn) if knn else {}
     est = gc.DDMMDPM(similarity, gamma=0.8, lam=0.5, beta=2.0, n_iter=40, random_state=0, **kw).fit(TINY)
     np.testing.assert_array_equal(est.labels_, [0, 0, 0, 0, 1, 1, 1])
-    s = ddmmdpm_oracle(TINY, est.labels_, NEW, similarity, 0.8, 0.5, 2.0, knn=knn)
+    # the likelihood acts on the features divided by their spread (the RMS deviation per
+    # coordinate); the given gamma is in the data's units
+    sc = est.feature_scale_
+    assert sc == pytest.approx(np.sqrt(((TINY - TINY.mean(0)) ** 2).mean()))
+    s = ddmmdpm_oracle(TINY / sc, est.labels_, NEW / sc, similarity, 0.8 / sc, 0.5, 2.0, knn=knn)
     want = np.exp(s - s.max(1, keepdims=True))
     want /= want.sum(1, keepdims=True)
     np.testing.assert_allclose(est.predict_proba(NEW), want, rtol=1e-9, atol=1e-12)
@@ -219,15 +223,16 @@ def test_ddmmdpm_predict_is_the_conditional_of_one_more_point(similarity, knn):
 def test_mmdpm_predict_is_a_gaussian_component_per_cluster():
     """MMDPM: log n_k + β x_cᵀθ_k − λ‖θ_k‖² with θ_k = βμ_k/(2λ), which is
     log n_k − β²‖x − μ_k‖²/(4λ) up to a constant of x."""
-    est = gc.MMDPM(lam=0.7, beta=1.5, n_iter=40, random_state=0).fit(TINY)
+    est = gc.MMDPM(lam=0.7, beta=2.0, n_iter=40, random_state=0).fit(TINY)
     np.testing.assert_array_equal(est.labels_, [0, 0, 0, 0, 1, 1, 1])
-    s = ddmmdpm_oracle(TINY, est.labels_, NEW, "crp", None, 0.7, 1.5)
+    sc = est.feature_scale_
+    s = ddmmdpm_oracle(TINY / sc, est.labels_, NEW / sc, "crp", None, 0.7, 2.0)
     P = est.predict_proba(NEW)
     want = np.exp(s - s.max(1, keepdims=True))
     np.testing.assert_allclose(P, want / want.sum(1, keepdims=True), rtol=1e-9, atol=1e-12)
     mu = np.stack([TINY[est.labels_ == k].mean(0) for k in range(2)])
     n = np.bincount(est.labels_)
-    gauss = np.log(n) - 1.5**2 * ((NEW[:, None, :] - mu[None]) ** 2).sum(-1) / (4 * 0.7)
+    gauss = np.log(n) - 2.0**2 * ((NEW[:, None, :] - mu[None]) ** 2).sum(-1) / (4 * 0.7 * sc**2)
     gauss = np.exp(gauss - gauss.max(1, keepdims=True))
     np.testing.assert_allclose(P, gauss / gauss.sum(1, keepdims=True), rtol=1e-9, atol=1e-12)
 

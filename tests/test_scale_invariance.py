@@ -24,6 +24,9 @@ FEATURE_ESTIMATORS = {
     "SpectralClustering": lambda: gc.SpectralClustering(3, random_state=0),
     "AutoCluster": lambda: gc.AutoCluster(random_state=0),
     "TVClust": lambda: gc.TVClust(n_iter=30, random_state=0),
+    "DDMMDPM": lambda: gc.DDMMDPM(n_iter=30, random_state=0),
+    "MMDPM": lambda: gc.MMDPM(n_iter=30, random_state=0),
+    "DCP": lambda: gc.DCP(n_iter=20, random_state=0),
 }
 _BASE = {}
 
