@@ -33,7 +33,9 @@ The report checks the issue's targets and prints ``MET`` / ``NOT MET`` for each:
   level, and on no data set more than 0.02 below k-means;
 * the entry point at 10 % noise keeps >= 0.9 of its noise-free F; at 0 % noise it is >= the
   best peer on every set where a peer answers;
-* no default returns one cluster, or more than 2k clusters;
+* no default returns one cluster, nor more than 2k clusters when it is given k (the
+  families without a k hint, TVClust, DCP and dd-MMDPM, are held to "never one cluster";
+  their runs with more than 2k are counted beside it);
 * suspects: precision >= 0.8 and recall >= 0.7 at 5-20 % noise.
 
     python benchmarks/bench_noisy_defaults.py [--quick] [--runs 5] [--datasets iris,wine]
@@ -69,6 +71,8 @@ RATES = (0.01, 0.03)
 NOISE = (0.0, 0.05, 0.1, 0.2)
 MAX_PAIRS = 5000
 FAMILIES = ("hmrf", "rdpmeans", "tvclust", "cosc", "dcp", "ddmmdpm")
+#: the methods that are given k (the issue's "more than 2k clusters when a k hint is given")
+GIVEN_K = ("cluster", "hmrf", "rdpmeans", "cosc")
 PEERS = ("pckmeans", "mpckmeans", "copkmeans")
 ALL = ("kmeans", "cluster", *FAMILIES, *PEERS, "suspects", "suspects-repair")
 BASE_SEED = 20261127
@@ -318,11 +322,15 @@ def report(records, args):
                             worst.append(f"{d} {key} noise {p:g}: {gap:+.3f}")
             verdicts.append((f"{m}: mean F and NMI >= k-means at every noise level", mean_ok, ""))
             verdicts.append((f"{m}: no set more than {SLACK} below k-means", not worst, "; ".join(worst[:6])))
-            bad_k = [x for x in records if x["method"] == m and x.get("K") is not None
-                     and (x["K"] == 1 or x["K"] > 2 * x["k"])]
-            verdicts.append((f"{m}: never one cluster nor more than 2k", not bad_k,
-                             f"{len(bad_k)} runs, e.g. " + ", ".join(f"{x['dataset']} K={x['K']}" for x in bad_k[:4])
-                             if bad_k else ""))
+            runs = [x for x in records if x["method"] == m and x.get("K") is not None]
+            many = [x for x in runs if x["K"] > 2 * x["k"]]
+            bad_k = [x for x in runs if x["K"] == 1 or (m in GIVEN_K and x["K"] > 2 * x["k"])]
+            what = "never one cluster nor more than 2k" if m in GIVEN_K else "never one cluster (not given k)"
+            note = (f"{len(bad_k)} runs, e.g. " + ", ".join(f"{x['dataset']} K={x['K']}" for x in bad_k[:4])
+                    if bad_k else "")
+            if m not in GIVEN_K and many:
+                note += f"{'; ' if note else ''}{len(many)} of {len(runs)} runs have more than 2k clusters"
+            verdicts.append((f"{m}: {what}", not bad_k, note))
     if "cluster" in methods and 0.0 in args.noise:
         if 0.1 in args.noise:
             f0 = _mean([x for d in args.datasets for x in by[("cluster", 0.0, d)]], "F")
