@@ -35,7 +35,7 @@ from numba import njit
 from .._utils import check_float, check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
 from .base import InferenceResult, register_engine
-from .exact import _SINK_TREE, _bk_maxflow, _bk_structure
+from .exact import _SINK_TREE, _bk_maxflow, _bk_structure, _bk_structure_pairs, _index_dtype
 from .icm import _initial_labels, _surrogate
 
 __all__ = ["alpha_expansion", "alpha_beta_swap"]
@@ -282,11 +282,12 @@ def _run(energy, moves, *, init, order, max_iter, tol, random_state, callback, p
     hard = energy.has_hard_terms
     F = _surrogate(energy) if hard else energy
     U = np.ascontiguousarray(F.unary)
-    e0 = np.concatenate([F.edges[:, 0], energy.table_edges[:, 0]]).astype(np.int64)
-    e1 = np.concatenate([F.edges[:, 1], energy.table_edges[:, 1]]).astype(np.int64)
+    idx = _index_dtype(2 * n + 1, 8 * (F.n_edges + len(energy.tables)) + 1)  # int32 when it fits (QPBO too)
+    e0 = np.concatenate([F.edges[:, 0], energy.table_edges[:, 0]]).astype(idx)
+    e1 = np.concatenate([F.edges[:, 1], energy.table_edges[:, 1]]).astype(idx)
     w = np.ascontiguousarray(F.weights, dtype=np.float64)
     tables = np.ascontiguousarray(energy.tables, dtype=np.float64)
-    head, adj_ptr, adj_arc = _bk_structure(n, np.stack([e0, e1], axis=1))
+    head, adj_ptr, adj_arc = _bk_structure_pairs(n, e0, e1)
     res = np.zeros(2 * len(e0))
     tr = np.zeros(n)
     # terms that can be non-submodular (repulsive Potts, tables) get the roof-dual graph
