@@ -33,7 +33,13 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from graphclust.energy import Energy  # noqa: E402
 from graphclust.graphs import knn_matrix  # noqa: E402
-from graphclust.inference import alpha_beta_swap, alpha_expansion, belief_propagation, icm  # noqa: E402
+from graphclust.inference import (  # noqa: E402
+    ExpansionSolver,
+    alpha_beta_swap,
+    alpha_expansion,
+    belief_propagation,
+    icm,
+)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_inference import potts_grid, timed  # noqa: E402
@@ -129,21 +135,83 @@ def bench_knn(n, K, repeats):
               f"{E.violated_hard_terms(E.unary.argmin(1))} hard terms violated)")
 
 
+# --------------------------------------------------------------------------- warm re-solves
+def stroke(side, K, radius, label):
+    """The unary rows a scribble stroke changes: a disc of ``radius`` pixels centred at a
+    quarter of the grid, whose pixels now cost 0 for ``label`` and 1 for the others."""
+    yy, xx = np.mgrid[0:side, 0:side]
+    nodes = np.flatnonzero(((yy - side / 4) ** 2 + (xx - side / 4) ** 2 <= radius ** 2).ravel())
+    costs = np.ones((len(nodes), K))
+    costs[:, label] = 0.0
+    return nodes, costs
+
+
+def bench_warm(sides, K, repeats, radius):
+    print(f"\n## 3. Re-solve after a stroke (unaries changed in a disc of radius {radius} px), hard Potts grid, "
+          f"K={K} (median of {repeats} runs, one thread)")
+    print(f"{'side':>5s} {'method':44s} {'time s':>8s} {'t/t_cold':>8s} {'energy':>14s} {'E - E_cold':>11s} "
+          f"{'cuts':>5s}")
+    for side in sides:
+        noise, beta = GRIDS["hard"]
+        E, *_ = potts_grid(side, side, K, noise=noise, beta=beta)
+        nodes, costs = stroke(side, K, radius, label=1)
+        U2 = E.unary.copy()
+        U2[nodes] = costs
+        E2 = Energy(U2, E.edges, E.weights)
+        first = alpha_expansion(E)
+        times = {key: [] for key in ("cold", "labels", "solver0", "solver")}
+        out = {}
+        for _ in range(repeats):
+            start = time.perf_counter()
+            out["cold"] = alpha_expansion(E2)
+            times["cold"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            out["labels"] = alpha_expansion(E2, init=first.labels)
+            times["labels"].append(time.perf_counter() - start)
+            for key, reuse in (("solver0", False), ("solver", True)):
+                solver = ExpansionSolver(E, reuse_flows=reuse)
+                solver.solve()
+                solver.update_unary(nodes, costs)
+                start = time.perf_counter()
+                out[key] = solver.solve()
+                times[key].append(time.perf_counter() - start)
+            out["solver_bytes"] = solver.flow_bytes
+        t_cold = float(np.median(times["cold"]))
+        e_cold = out["cold"].energy
+        names = {"cold": "alpha_expansion(E2), cold",
+                 "labels": "alpha_expansion(E2, init=previous labels)",
+                 "solver0": "ExpansionSolver(reuse_flows=False) warm",
+                 "solver": "ExpansionSolver warm (flows reused)"}
+        for key, name in names.items():
+            t = float(np.median(times[key]))
+            r = out[key]
+            assert r.energy == E2.evaluate(r.labels)
+            print(f"{side:5d} {name:44s} {t:8.3f} {t / t_cold:8.2f} {r.energy:14.4f} {r.energy - e_cold:11.4f} "
+                  f"{r.info['n_moves']:5d}")
+        print(f"{'':5s} ({len(nodes)} unary rows changed; flows held by the solver: "
+              f"{out['solver_bytes'] / 2**20:.0f} MiB; the first solve, not timed: {first.energy:.4f})")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--side", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
     parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
-    parser.add_argument("--only", choices=("grid", "knn"), help="run one section")
+    parser.add_argument("--only", choices=("grid", "knn", "warm", "memory"), help="run one section")
+    parser.add_argument("--warm-sides", default="512,1024", help="grid sides of the re-solve section")
+    parser.add_argument("--radius", type=int, default=24, help="stroke radius (pixels) of the re-solve section")
     parser.add_argument("--quick", action="store_true", help="256x256 grids, 2000 points (a smoke run)")
     args = parser.parse_args(argv)
     side, n_knn = (256, 2000) if args.quick else (args.side, args.knn)
     with threadpool_limits(1):
         warm_up()
-        rows = bench_grid(side, 4, args.repeats, not args.no_swap) if args.only != "knn" else []
-        if args.only != "grid":
+        rows = bench_grid(side, 4, args.repeats, not args.no_swap) if args.only in (None, "grid") else []
+        if args.only in (None, "knn"):
             bench_knn(n_knn, 5, args.repeats)
+        if args.only in (None, "warm"):
+            sides = (256,) if args.quick else tuple(int(s) for s in args.warm_sides.split(","))
+            bench_warm(sides, 4, args.repeats, args.radius)
     if rows:
         print("\nsummary (time and energy relative to PyMaxflow):")
     for name, label, t_ratio, e_ratio in rows:  # empty without the grid section

@@ -11,7 +11,7 @@ from ..errors import InvalidParameterError, ProblemTooLargeError
 from .base import ENGINES, InferenceResult, register_engine
 from .bp import belief_propagation
 from .exact import brute_force, exact, mincut
-from .expansion import alpha_beta_swap, alpha_expansion
+from .expansion import ExpansionSolver, alpha_beta_swap, alpha_expansion
 from .icm import icm, icm_checkerboard
 from .lp import lp_relaxation
 from .trws import trws
@@ -31,7 +31,7 @@ __all__ = [
     "belief_propagation",
     "lp_relaxation",
     "trws",
-    "alpha_expansion", "alpha_beta_swap",
+    "alpha_expansion", "alpha_beta_swap", "ExpansionSolver",
 ]
 
 

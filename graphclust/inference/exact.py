@@ -551,11 +551,17 @@ def _bk_update(head, adj_ptr, adj_arc, res, tr, cap, t, new_cap, new_t, eps, tre
             else:
                 old = tree[i]
                 if old != 0 and old != side:
-                    # i changes tree: its children in the old one lose their parent
+                    # i changes tree: its children in the old one lose their parent, and
+                    # its old tree's neighbours become active (a passive node may only
+                    # have residual arcs into its own tree, BK's invariant; once i left,
+                    # they must grow again, as when an orphan leaves a tree)
                     for p in range(adj_ptr[i], adj_ptr[i + 1]):
                         q = head[adj_arc[p]]
+                        if tree[q] != old:
+                            continue
+                        touched[q] = True
                         pa = parent[q]
-                        if tree[q] == old and pa >= 0:
+                        if pa >= 0:
                             owner = head[pa ^ 1] if old == 1 else head[pa]
                             if owner == i:
                                 n_orph = _orphan(q, parent, orphans, n_orph)
@@ -564,6 +570,7 @@ def _bk_update(head, adj_ptr, adj_arc, res, tr, cap, t, new_cap, new_t, eps, tre
                 dist[i] = 1
                 ts[i] = 0
             touched[i] = True
+    for i in range(n):
         if touched[i]:
             queue[q_len] = i
             q_len += 1
