@@ -192,13 +192,55 @@ def bench_warm(sides, K, repeats, radius):
               f"{out['solver_bytes'] / 2**20:.0f} MiB; the first solve, not timed: {first.energy:.4f})")
 
 
+# --------------------------------------------------------------------------- label costs
+def knn_label_cost_energy(n, K, extra, cost, *, dim=5, n_neighbors=10, n_cannot=0, seed=0):
+    """Points from ``K`` overlapping Gaussian blobs (as :func:`knn_energy`), a 10-NN
+    Gaussian similarity graph as attractive Potts terms, and ``K + extra`` candidate
+    labels: the ``K`` true centres plus ``extra`` spurious ones drawn the same way.
+    Unary = half the squared distance to each candidate centre; ``cost`` per label
+    used; optional hard cannot-links between points of different classes."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 1.0, (K + extra, dim))
+    y = rng.integers(K, size=n)
+    X = centres[y] + rng.normal(0.0, 1.0, (n, dim))
+    W = knn_matrix(X, n_neighbors=n_neighbors).tocoo()
+    keep = W.row < W.col
+    edges = np.stack([W.row[keep], W.col[keep]], 1)
+    w = W.data[keep]
+    U = 0.5 * ((X[:, None, :] - centres[None]) ** 2).sum(-1)
+    if n_cannot:
+        pairs = rng.integers(n, size=(4 * n_cannot, 2))
+        pairs = pairs[y[pairs[:, 0]] != y[pairs[:, 1]]][:n_cannot]
+        edges = np.concatenate([edges, pairs])
+        w = np.concatenate([w, np.full(len(pairs), -np.inf)])
+    return Energy(U, edges, w, label_costs=np.full(K + extra, cost)), y
+
+
+def bench_label_costs(n, repeats):
+    print(f"\n## 4. Label costs: k-NN graph, {n} points in 5-D, 8 candidate labels (5 classes used by the data), "
+          f"cost per label used (median of {repeats} runs, one thread)")
+    print(f"{'instance':28s} {'method':34s} {'time s':>8s} {'energy':>14s} {'E/E_icm':>9s} {'labels':>6s} "
+          f"{'viol':>5s}")
+    for cost in (20.0, 200.0, 2000.0):
+        for n_cannot in (0, n // 10):
+            E, y = knn_label_cost_energy(n, 5, 3, cost, n_cannot=n_cannot)
+            label = f"h={cost:g}" + (f", +{n_cannot} hard cannot" if n_cannot else "")
+            t_icm, r_icm = timed(lambda: icm(E, random_state=0), repeats)
+            t_exp, r_exp = timed(lambda: alpha_expansion(E), repeats)
+            t_pol, r_pol = timed(lambda: alpha_expansion(E, init=r_icm.labels), repeats)
+            for name, t, r in (("ICM (sequential)", t_icm, r_icm), ("alpha_expansion (label costs in cut)", t_exp, r_exp),
+                               ("alpha_expansion from ICM's labels", t_pol, r_pol)):
+                print(f"{label:28s} {name:34s} {t:8.3f} {r.energy:14.4f} {r.energy / r_icm.energy:9.5f} "
+                      f"{len(np.unique(r.labels)):6d} {E.violated_hard_terms(r.labels):5d}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--side", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
     parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
-    parser.add_argument("--only", choices=("grid", "knn", "warm", "memory"), help="run one section")
+    parser.add_argument("--only", choices=("grid", "knn", "warm", "labelcost", "memory"), help="run one section")
     parser.add_argument("--warm-sides", default="512,1024", help="grid sides of the re-solve section")
     parser.add_argument("--radius", type=int, default=24, help="stroke radius (pixels) of the re-solve section")
     parser.add_argument("--quick", action="store_true", help="256x256 grids, 2000 points (a smoke run)")
@@ -212,6 +254,8 @@ def main(argv=None):
         if args.only in (None, "warm"):
             sides = (256,) if args.quick else tuple(int(s) for s in args.warm_sides.split(","))
             bench_warm(sides, 4, args.repeats, args.radius)
+        if args.only in (None, "labelcost"):
+            bench_label_costs(n_knn, args.repeats)
     if rows:
         print("\nsummary (time and energy relative to PyMaxflow):")
     for name, label, t_ratio, e_ratio in rows:  # empty without the grid section

@@ -136,8 +136,13 @@ def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
       difference the finite terms can make, so from a labelling that violates hard terms
       the moves reduce the violations first, and from one that satisfies them every
       accepted move keeps them satisfied (checked again on the true energy);
-    * label costs are not part of the cut: a move that starts using a label or empties
-      one is kept only when the full energy, label costs included, decreases.
+    * label costs are inside the cut (Delong, Osokin, Isack & Boykov 2012): a label
+      ``L ≠ α`` that the move could empty gets one auxiliary node joined to the nodes
+      holding it, and α, when unused, one joined to every node that may take it, so
+      with attractive terms each move is the exact best expansion move of the full
+      energy, label costs included (a group of nodes can open a label that no single
+      node could pay for, and a label can be emptied). Truncated moves compare the roof
+      dual's answer with the cut's by the full energy.
 
     With two labels the one swap move between them is the whole binary problem, so it
     is used instead of the two expansion moves: on a binary attractive energy the
@@ -153,6 +158,9 @@ def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
     ----------
     Y. Boykov, O. Veksler, R. Zabih, "Fast approximate energy minimization via graph
     cuts", IEEE TPAMI 23(11), 2001. doi:10.1109/34.969114
+
+    A. Delong, A. Osokin, H. N. Isack, Y. Boykov, "Fast approximate energy minimization
+    with label costs", IJCV 96(1), 2012. doi:10.1007/s11263-011-0437-z
 
     V. Kolmogorov, R. Zabih, "What energy functions can be minimized via graph cuts?",
     IEEE TPAMI 26(2), 2004. doi:10.1109/TPAMI.2004.1262177
@@ -303,9 +311,23 @@ class _MoveGraph:
         self.e0 = np.concatenate([F.edges[:, 0], energy.table_edges[:, 0]]).astype(self.idx)
         self.e1 = np.concatenate([F.edges[:, 1], energy.table_edges[:, 1]]).astype(self.idx)
         self.tables = np.ascontiguousarray(energy.tables, dtype=np.float64)
-        self.layout = _bk_structure_pairs(n, self.e0, self.e1)
-        self.res = np.zeros(2 * len(self.e0))
-        self.tr = np.zeros(n)
+        # label costs enter the cut through K + 1 auxiliary nodes (see _fill_label_costs):
+        # node i gets an arc to aux n + l0[i] and one from aux n + K, so the layout
+        # follows l0 and is rebuilt when it changes (a counting sort, linear time)
+        lc = energy.label_costs
+        self.h = np.ascontiguousarray(lc, dtype=np.float64) if lc is not None and (lc > 0).any() else None
+        self.n_graph = n if self.h is None else n + K + 1
+        if self.h is None:
+            self.layout = _bk_structure_pairs(n, self.e0, self.e1)
+            self.n_terms = len(self.e0)
+        else:
+            self.n_terms = len(self.e0)
+            node = np.arange(n, dtype=self.idx)
+            self.g0 = np.concatenate([self.e0, node, node])
+            self.g1 = np.concatenate([self.e1, node, np.full(n, n + K, self.idx)])
+            self.layout_l0 = None
+        self.res = np.zeros(2 * (self.n_terms + (0 if self.h is None else 2 * n)))
+        self.tr = np.zeros(self.n_graph)
         # terms that can be non-submodular (repulsive Potts, tables) get the roof-dual graph
         maybe_ns = np.concatenate([F.weights < 0, np.ones(len(self.tables), dtype=bool)])
         self.qpbo = _QPBOGraph(n, self.e0, self.e1, maybe_ns) if maybe_ns.any() else None
@@ -313,7 +335,7 @@ class _MoveGraph:
             self.steps = [(a, -1) for a in range(K)]
         else:
             self.steps = [(a, b) for a in range(K) for b in range(a + 1, K)]
-        self.flows = {} if reuse_flows else None
+        self.flows = {} if reuse_flows and self.h is None else None
 
     def _surrogate(self):
         """The finite energy the moves descend (the energy itself without hard terms)."""
@@ -352,22 +374,31 @@ class _MoveGraph:
         """Solve move ``s`` (labels ``l0`` on the source side, ``l1`` on the sink side):
         ``(x, n_truncated)`` with ``x`` True where the node takes ``l1``."""
         n = self.energy.n_nodes
+        if self.h is not None and (self.layout_l0 is None or not np.array_equal(l0, self.layout_l0)):
+            self.g1[self.n_terms:self.n_terms + n] = n + l0
+            self.layout = _bk_structure_pairs(self.n_graph, self.g0, self.g1)
+            self.layout_l0 = l0.copy()
         head, adj_ptr, adj_arc = self.layout
         _, total, n_trunc = _fill_move(l0, l1, xcur, self.U, self.e0, self.e1, self.w, self.m, self.tables,
                                        self.res, self.tr)
+        if self.h is not None:
+            total += _fill_label_costs(l0, l1, self.h, self.n_terms, self.res, self.tr)
         eps = 1e-14 * total
         if self.flows is None:
-            _, tree = _bk_maxflow(n, head, self.res, adj_ptr, adj_arc, self.tr, eps)
+            _, tree = _bk_maxflow(self.n_graph, head, self.res, adj_ptr, adj_arc, self.tr, eps)
         else:
             state = self.flows.get(s)
             if state is None:
                 state = self.flows[s] = _FlowState(n, len(self.res), self.idx)
             tree = _bk_reflow(state, head, adj_ptr, adj_arc, self.res, self.tr, eps)
-        x = tree == _SINK_TREE
+        x = tree[:n] == _SINK_TREE
         if n_trunc and self.qpbo is not None:
             # the nodes the roof dual labels replace the truncated cut's choice there;
-            # weak persistency: never worse than the truncated cut alone
-            x = self.qpbo.fuse(x, l0, l1, self.U, self.e0, self.e1, self.w, self.tables)
+            # weak persistency: never worse than the truncated cut alone (label costs
+            # are not in the roof dual: then the better of the two by the energy)
+            fused = self.qpbo.fuse(x, l0, l1, self.U, self.e0, self.e1, self.w, self.tables)
+            if self.h is None or self.F.evaluate(np.where(fused, l1, l0)) <= self.F.evaluate(np.where(x, l1, l0)):
+                x = fused
         return x, n_trunc
 
     def descend(self, z, *, order, max_iter, tol, rng, callback, progress, t0, stale=None):
@@ -622,6 +653,68 @@ def _fill_move(l0, l1, xcur, U, e0, e1, w, m, tables, res, tr):  # pragma: no co
         else:
             total += t
     return const, total, n_trunc
+
+
+@njit(cache=True)
+def _fill_label_costs(l0, l1, h, n_terms, res, tr):  # pragma: no cover - compiled
+    """Capacities of the label-cost part of a move graph (Delong, Osokin, Isack &
+    Boykov 2012), in place; returns their sum.
+
+    After the move, label ``L`` is used iff a node that cannot move has it, or a movable
+    node with ``l0 = L`` stays (``x = 0``), or one with ``l1 = L`` moves (``x = 1``). A
+    label some unmovable node holds costs a constant. Otherwise, with ``A`` the movable
+    nodes whose ``l0`` is ``L``, ``h_L·[∃ i ∈ A: x_i = 0] = h_L − h_L·Π_A x_i`` and
+    ``−h_L·Π_A x_i = min_y (−h_L·y + h_L·Σ_A y·(1 − x_i))``: an auxiliary node ``y``
+    (node ``n + L``) that gains ``h_L`` on the sink side and an arc ``i → y`` of
+    capacity ``h_L`` from every ``i ∈ A``. Likewise for the movable nodes ``B`` whose
+    ``l1`` is ``L``: ``h_L·[∃ j ∈ B: x_j = 1]`` through node ``n + K`` on the source
+    side and arcs ``y → j``. Expansion and swap moves give every movable node the same
+    ``l1`` (α, or β), so one node of the second kind suffices, and no label is on both
+    sides. The terms are submodular, so the cut stays exact for them: this is the
+    label-cost α-expansion move.
+
+    Arc layout: node ``i``'s arc to ``n + l0[i]`` is pair ``n_terms + i``, its arc
+    from ``n + K`` pair ``n_terms + n + i``."""
+    n = len(l0)
+    K = len(h)
+    fixed = np.zeros(K, np.bool_)
+    in_a = np.zeros(K, np.bool_)
+    in_b = np.zeros(K, np.bool_)
+    for i in range(n):
+        if l0[i] == l1[i]:
+            fixed[l0[i]] = True
+        else:
+            in_a[l0[i]] = True
+            in_b[l1[i]] = True
+    total = 0.0
+    for L in range(K):
+        tr[n + L] = 0.0
+        if in_a[L] and not fixed[L] and not in_b[L]:
+            tr[n + L] = -h[L]
+            total += h[L]
+    tr[n + K] = 0.0
+    for L in range(K):
+        if in_b[L] and not fixed[L] and not in_a[L]:
+            tr[n + K] = h[L]
+            total += h[L]
+    for i in range(n):
+        a = 2 * (n_terms + i)
+        b = 2 * (n_terms + n + i)
+        res[a] = 0.0
+        res[a + 1] = 0.0
+        res[b] = 0.0
+        res[b + 1] = 0.0
+        if l0[i] == l1[i]:
+            continue
+        L = l0[i]
+        if in_a[L] and not fixed[L] and not in_b[L]:
+            res[a] = h[L]
+            total += h[L]
+        L = l1[i]
+        if in_b[L] and not fixed[L] and not in_a[L]:
+            res[b + 1] = h[L]
+            total += h[L]
+    return total
 
 
 @njit(cache=True, inline="always")
