@@ -33,13 +33,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from graphclust.energy import Energy  # noqa: E402
 from graphclust.graphs import knn_matrix  # noqa: E402
-from graphclust.inference import (  # noqa: E402
-    ExpansionSolver,
-    alpha_beta_swap,
-    alpha_expansion,
-    belief_propagation,
-    icm,
-)
+from graphclust.inference import alpha_beta_swap, alpha_expansion, belief_propagation, icm  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_inference import potts_grid, timed  # noqa: E402
@@ -147,6 +141,8 @@ def stroke(side, K, radius, label):
 
 
 def bench_warm(sides, K, repeats, radius):
+    from graphclust.inference import ExpansionSolver  # not in older checkouts (--baseline runs)
+
     print(f"\n## 3. Re-solve after a stroke (unaries changed in a disc of radius {radius} px), hard Potts grid, "
           f"K={K} (median of {repeats} runs, one thread)")
     print(f"{'side':>5s} {'method':44s} {'time s':>8s} {'t/t_cold':>8s} {'energy':>14s} {'E - E_cold':>11s} "
@@ -234,6 +230,67 @@ def bench_label_costs(n, repeats):
                       f"{len(np.unique(r.labels)):6d} {E.violated_hard_terms(r.labels):5d}")
 
 
+# --------------------------------------------------------------------------- memory on 3-D grids
+def grid3d_energy(shape, K, *, noise=0.3, beta=0.1, seed=0):
+    """A 6-connected 3-D Potts grid: K slabs along the first axis, Gaussian noise,
+    unary = squared distance to the class means."""
+    rng = np.random.default_rng(seed)
+    idx = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    means = np.linspace(0.0, 1.0, K)
+    image = means[np.indices(shape)[0] * K // shape[0]] + rng.normal(0.0, noise, shape)
+    U = (image.reshape(-1, 1) - means) ** 2
+    del image
+    edges = np.concatenate([np.stack([np.moveaxis(idx, ax, 0)[:-1].ravel(), np.moveaxis(idx, ax, 0)[1:].ravel()], 1)
+                            for ax in range(3)])
+    del idx
+    return Energy(U, edges, np.full(len(edges), beta))
+
+
+def _status_mib(key):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def memory_child(shape, K):
+    """Build the energy, hand the freed heap back to the system, reset the peak RSS
+    (``/proc/self/clear_refs``), run ``alpha_expansion`` and print what the solve added
+    to the resident set at its peak (Linux only)."""
+    import ctypes
+    import gc
+
+    E = grid3d_energy(shape, K)
+    alpha_expansion(grid3d_energy((4, 4, 4), K))  # compile outside the measure
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    base = _status_mib("VmRSS:")
+    start = time.perf_counter()
+    res = alpha_expansion(E)
+    seconds = time.perf_counter() - start
+    print(f"RESULT {_status_mib('VmHWM:') - base:.0f} {base:.0f} {seconds:.2f} {res.energy!r} {res.iterations}")
+
+
+def bench_memory(shape, K, baseline):
+    import subprocess
+
+    print(f"\n## 5. Memory of alpha_expansion on a {'x'.join(map(str, shape))} 6-connected grid, K={K} "
+          f"(peak resident memory the solve adds above the built Energy, one subprocess per code version)")
+    runs = [("this checkout", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
+    if baseline:
+        runs.insert(0, ("baseline " + baseline, baseline))
+    for name, path in runs:
+        env = dict(os.environ, PYTHONPATH=path)
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", "x".join(map(str, shape)),
+                              "--memory-labels", str(K)], env=env, capture_output=True, text=True, check=True)
+        peak, base, seconds, energy, cycles = out.stdout.split("RESULT ")[1].split()
+        print(f"  {name:40s} solve peak +{peak} MiB (energy held: {base} MiB), {seconds} s, energy {energy}, "
+              f"{cycles} cycles")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--side", type=int, default=1024)
@@ -241,10 +298,17 @@ def main(argv=None):
     parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
     parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
     parser.add_argument("--only", choices=("grid", "knn", "warm", "labelcost", "memory"), help="run one section")
+    parser.add_argument("--memory-shape", default="256x256x128", help="3-D grid of the memory section")
+    parser.add_argument("--memory-labels", type=int, default=3)
+    parser.add_argument("--baseline", help="a source tree (e.g. an older checkout) to measure memory against")
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--warm-sides", default="512,1024", help="grid sides of the re-solve section")
     parser.add_argument("--radius", type=int, default=24, help="stroke radius (pixels) of the re-solve section")
     parser.add_argument("--quick", action="store_true", help="256x256 grids, 2000 points (a smoke run)")
     args = parser.parse_args(argv)
+    if args.memory_child:
+        memory_child(tuple(int(v) for v in args.memory_child.split("x")), args.memory_labels)
+        return
     side, n_knn = (256, 2000) if args.quick else (args.side, args.knn)
     with threadpool_limits(1):
         warm_up()
@@ -256,6 +320,9 @@ def main(argv=None):
             bench_warm(sides, 4, args.repeats, args.radius)
         if args.only in (None, "labelcost"):
             bench_label_costs(n_knn, args.repeats)
+    if args.only in (None, "memory"):
+        shape = (32, 32, 16) if args.quick else tuple(int(v) for v in args.memory_shape.split("x"))
+        bench_memory(shape, args.memory_labels, args.baseline)
     if rows:
         print("\nsummary (time and energy relative to PyMaxflow):")
     for name, label, t_ratio, e_ratio in rows:  # empty without the grid section

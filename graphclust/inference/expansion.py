@@ -36,7 +36,7 @@ from .._utils import check_float, check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
 from .base import InferenceResult, register_engine
 from .exact import _SINK_TREE, _bk_maxflow, _bk_reflow, _bk_structure, _bk_structure_pairs, _FlowState, _index_dtype
-from .icm import _finite_unary, _initial_labels, _surrogate
+from .icm import _finite_unary, _initial_labels
 
 __all__ = ["alpha_expansion", "alpha_beta_swap", "ExpansionSolver"]
 
