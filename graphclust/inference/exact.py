@@ -425,6 +425,7 @@ class _FlowState:
     search from there, so the work is proportional to what changed."""
 
     def __init__(self, n, n_arcs, idx):
+        self.eps = None  # the saturation tolerance, fixed at the first flow
         self.cap = np.zeros(n_arcs)
         self.t = np.zeros(n)
         self.res = np.zeros(n_arcs)
@@ -445,8 +446,12 @@ def _bk_reflow(state, head, adj_ptr, adj_arc, cap, t, eps):
     """Maximum flow for the capacities ``cap`` (per arc) and ``t`` (signed terminals)
     starting from ``state`` (a :class:`_FlowState` of an earlier flow on the same
     layout, or a fresh one: all zero, which is a cold start); returns the tree array
-    (2 = sink side)."""
+    (2 = sink side). The tolerance ``eps`` of the first flow is kept for the later ones,
+    so that "saturated" means the same to the stored trees and to the resumed search."""
     n = len(t)
+    if state.eps is None:
+        state.eps = eps
+    eps = state.eps  # the trees were grown with this one: keep it
     queue = np.empty(n, head.dtype)
     orphans = np.empty(n, head.dtype)
     q_len, n_orph = _bk_update(head, adj_ptr, adj_arc, state.res, state.tr, state.cap, state.t, cap, t, eps,
