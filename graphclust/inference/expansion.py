@@ -10,8 +10,14 @@ Boykov–Kolmogorov max-flow (:func:`graphclust.inference.exact._bk_maxflow`):
 
 They work on any graph an :class:`~graphclust.energy.Energy` holds (2-D and 3-D grids,
 k-NN graphs, superpixel graphs): the arc layout of the flow graph is built once per run
-from the energy's pair terms and only the capacities are refilled for every move, by a
-compiled kernel that reads each term once.
+from the energy's pair terms (int32 indices when they fit) and only the capacities are
+refilled for every move, by a compiled kernel that reads each term once. Label costs
+enter the cut through ``n_labels + 1`` auxiliary nodes (Delong et al. 2012), whose arcs
+follow the labelling: their part of the layout is rebuilt when it changes.
+
+:class:`ExpansionSolver` keeps all this between solves, plus the maximum flow of every
+move, so that re-solving after a few unary rows changed resumes each cut from its
+previous flow (dynamic graph cuts, Kohli & Torr 2007).
 
 A move is written as a binary energy over ``x_i ∈ {0, 1}`` where ``x_i = 0`` gives node
 ``i`` its candidate label ``l0_i`` and ``x_i = 1`` the label ``l1_i``; a pair term
@@ -151,7 +157,9 @@ def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
     **Cost.** One move costs one pass over the terms to fill the capacities plus one
     max-flow (two, the second on a graph twice the size, when a term was truncated);
     a cycle costs ``n_labels`` moves. Nodes already labelled α carry no arc
-    capacity in the α move. The re-scoring costs ``O(n_nodes + n_edges)`` per move
+    capacity in the α move. Label costs add ``n_labels + 1`` nodes and two arcs per
+    node, and a linear-time rebuild of the layout after every accepted expansion move
+    (every swap move). The re-scoring costs ``O(n_nodes + n_edges)`` per move
     that changes a label.
 
     References
@@ -187,22 +195,7 @@ def alpha_expansion(energy, *, init=None, order="fixed", max_iter=100, tol=1e-7,
     >>> result.labels, result.energy, result.converged
     (array([0, 1, 1, 1]), 1.5, True)
     """
-    if non_metric not in _NON_METRIC:
-        raise InvalidParameterError(f"non_metric must be 'swap' or 'raise', got {non_metric!r}")
-    moves = "swap" if energy.n_labels == 2 else "expansion"
-    if moves == "expansion" and len(energy.tables):
-        bad = _first_non_metric(energy.tables)
-        if bad is not None:
-            if non_metric == "raise":
-                t, a, b, c = bad
-                T = energy.tables[t]
-                raise InvalidParameterError(
-                    f"pair table on edge {tuple(energy.table_edges[t].tolist())} is not a metric: "
-                    f"T[{a}, {a}] + T[{b}, {c}] = {T[a, a] + T[b, c]:g} > T[{b}, {a}] + T[{a}, {c}] = "
-                    f"{T[b, a] + T[a, c]:g}, so the expansion move on label {a} is not submodular there; "
-                    "use non_metric='swap' or method='swap'"
-                )
-            moves = "swap"
+    moves = _pick_moves(energy, non_metric)
     return _run(energy, moves, init=init, order=order, max_iter=max_iter, tol=tol, random_state=random_state,
                 callback=callback, progress=progress)
 
@@ -354,7 +347,9 @@ class _MoveGraph:
         energy = self.energy
         if not energy.has_hard_terms:
             if self.penalty is None:
-                return  # U is energy.unary itself
+                if self.U is not energy.unary:
+                    self.U[nodes] = energy.unary[nodes]
+                return
             self.penalty = None
             self._surrogate()
             return
@@ -476,6 +471,28 @@ class _MoveGraph:
                 "move_history": move_history, "violated_hard_terms": energy.violated_hard_terms(z)}
         return InferenceResult(labels=z, energy=energy.evaluate(z), lower_bound=None, iterations=len(history),
                                converged=converged, seconds=time.perf_counter() - t0, history=history, info=info)
+
+
+def _pick_moves(energy, non_metric):
+    """``"swap"`` for two labels or (with ``non_metric="swap"``) a non-metric table, else
+    ``"expansion"``; raises naming the first non-metric table edge with ``"raise"``."""
+    if non_metric not in _NON_METRIC:
+        raise InvalidParameterError(f"non_metric must be 'swap' or 'raise', got {non_metric!r}")
+    if energy.n_labels == 2:
+        return "swap"
+    bad = _first_non_metric(energy.tables) if len(energy.tables) else None
+    if bad is None:
+        return "expansion"
+    if non_metric == "raise":
+        t, a, b, c = bad
+        T = energy.tables[t]
+        raise InvalidParameterError(
+            f"pair table on edge {tuple(energy.table_edges[t].tolist())} is not a metric: "
+            f"T[{a}, {a}] + T[{b}, {c}] = {T[a, a] + T[b, c]:g} > T[{b}, {a}] + T[{a}, {c}] = "
+            f"{T[b, a] + T[a, c]:g}, so the expansion move on label {a} is not submodular there; "
+            "use non_metric='swap' or method='swap'"
+        )
+    return "swap"
 
 
 def _first_non_metric(tables):
@@ -768,8 +785,10 @@ class ExpansionSolver:
         modified), so the caller's energy is never changed.
     moves : {"auto", "expansion", "swap"}, default="auto"
         ``"auto"`` chooses as :func:`alpha_expansion` does: swap moves for two labels or
-        non-metric tables, expansion moves otherwise.
-    order, max_iter, tol : see :func:`alpha_expansion`
+        non-metric tables (or the error of ``non_metric="raise"``), expansion moves
+        otherwise. An explicit ``"expansion"`` on non-metric tables truncates them, as
+        for cannot-links (never an increase).
+    order, max_iter, tol, non_metric : see :func:`alpha_expansion`
     random_state : int, numpy.random.Generator or None, default=None
         Seeds ``order="random"``; the generator carries on across solves.
     reuse_flows : bool, default=True
@@ -846,17 +865,15 @@ class ExpansionSolver:
             raise InvalidParameterError(f"ExpansionSolver needs an Energy, got {type(energy).__name__}")
         if moves not in ("auto", "expansion", "swap"):
             raise InvalidParameterError(f"moves must be 'auto', 'expansion' or 'swap', got {moves!r}")
-        if non_metric not in _NON_METRIC:
-            raise InvalidParameterError(f"non_metric must be 'swap' or 'raise', got {non_metric!r}")
         if energy.label_costs is not None:
-            raise InvalidParameterError("ExpansionSolver does not take label costs; use alpha_expansion")
+            raise InvalidParameterError(
+                "ExpansionSolver does not take label costs (their auxiliary arcs follow the labelling, so "
+                "no flow could be kept); use alpha_expansion")
         self.order, self.max_iter, self.tol, self._rng = _check_run_options(order, max_iter, tol, random_state)
         if moves == "auto":
-            moves = "swap" if energy.n_labels == 2 else "expansion"
-            if moves == "expansion" and len(energy.tables) and _first_non_metric(energy.tables) is not None:
-                if non_metric == "raise":
-                    alpha_expansion(energy, non_metric="raise")  # raises, naming the edge
-                moves = "swap"
+            moves = _pick_moves(energy, non_metric)
+        elif non_metric not in _NON_METRIC:
+            raise InvalidParameterError(f"non_metric must be 'swap' or 'raise', got {non_metric!r}")
         own = object.__new__(type(energy))
         own.__dict__.update(energy.__dict__)
         own.unary = energy.unary.copy()

@@ -154,5 +154,12 @@ def test_bad_construction_and_infeasible_rows():
         ExpansionSolver(np.zeros((4, 3)))
     with pytest.raises(InvalidParameterError, match="max_iter must be >= 1"):
         ExpansionSolver(E, max_iter=0)
+    with pytest.raises(InvalidParameterError, match="does not take label costs"):
+        ExpansionSolver(Energy(np.zeros((4, 3)), label_costs=[1.0, 1.0, 1.0]))
+    T = np.array([[[0.0, 5.0, 1.0], [5.0, 0.0, 1.0], [1.0, 1.0, 0.0]]])
+    tabled = Energy(np.zeros((2, 3)), table_edges=[(0, 1)], tables=T)
+    with pytest.raises(InvalidParameterError, match=r"pair table on edge \(0, 1\) is not a metric"):
+        ExpansionSolver(tabled, non_metric="raise")
+    assert ExpansionSolver(tabled).solve().info["moves"] == "swap"
     with pytest.raises(InvalidConstraintError, match=r"costs\[0\] \(node 2\) forbids every label"):
         ExpansionSolver(E).update_unary([2], [[np.inf] * 3])
