@@ -129,21 +129,205 @@ def bench_knn(n, K, repeats):
               f"{E.violated_hard_terms(E.unary.argmin(1))} hard terms violated)")
 
 
+# --------------------------------------------------------------------------- warm re-solves
+def stroke(side, K, radius, label):
+    """The unary rows a scribble stroke changes: a disc of ``radius`` pixels centred at a
+    quarter of the grid, whose pixels now cost 0 for ``label`` and 1 for the others."""
+    yy, xx = np.mgrid[0:side, 0:side]
+    nodes = np.flatnonzero(((yy - side / 4) ** 2 + (xx - side / 4) ** 2 <= radius ** 2).ravel())
+    costs = np.ones((len(nodes), K))
+    costs[:, label] = 0.0
+    return nodes, costs
+
+
+def bench_warm(sides, K, repeats, radius):
+    from graphclust.inference import ExpansionSolver  # not in older checkouts (--baseline runs)
+
+    print(f"\n## 3. Re-solve after a stroke (unaries changed in a disc of radius {radius} px), hard Potts grid, "
+          f"K={K} (median of {repeats} runs, one thread)")
+    print(f"{'side':>5s} {'method':44s} {'time s':>8s} {'t/t_cold':>8s} {'energy':>14s} {'E - E_cold':>11s} "
+          f"{'cuts':>5s}")
+    for side in sides:
+        noise, beta = GRIDS["hard"]
+        E, *_ = potts_grid(side, side, K, noise=noise, beta=beta)
+        nodes, costs = stroke(side, K, radius, label=1)
+        U2 = E.unary.copy()
+        U2[nodes] = costs
+        E2 = Energy(U2, E.edges, E.weights)
+        first = alpha_expansion(E)
+        times = {key: [] for key in ("cold", "labels", "solver0", "solver")}
+        out = {}
+        for _ in range(repeats):
+            start = time.perf_counter()
+            out["cold"] = alpha_expansion(E2)
+            times["cold"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            out["labels"] = alpha_expansion(E2, init=first.labels)
+            times["labels"].append(time.perf_counter() - start)
+            for key, reuse in (("solver0", False), ("solver", True)):
+                solver = ExpansionSolver(E, reuse_flows=reuse)
+                solver.solve()
+                solver.update_unary(nodes, costs)
+                start = time.perf_counter()
+                out[key] = solver.solve()
+                times[key].append(time.perf_counter() - start)
+            out["solver_bytes"] = solver.flow_bytes
+        t_cold = float(np.median(times["cold"]))
+        e_cold = out["cold"].energy
+        names = {"cold": "alpha_expansion(E2), cold",
+                 "labels": "alpha_expansion(E2, init=previous labels)",
+                 "solver0": "ExpansionSolver(reuse_flows=False) warm",
+                 "solver": "ExpansionSolver warm (flows reused)"}
+        for key, name in names.items():
+            t = float(np.median(times[key]))
+            r = out[key]
+            assert r.energy == E2.evaluate(r.labels)
+            print(f"{side:5d} {name:44s} {t:8.3f} {t / t_cold:8.2f} {r.energy:14.4f} {r.energy - e_cold:11.4f} "
+                  f"{r.info['n_moves']:5d}")
+        print(f"{'':5s} ({len(nodes)} unary rows changed; flows held by the solver: "
+              f"{out['solver_bytes'] / 2**20:.0f} MiB; the first solve, not timed: {first.energy:.4f})")
+
+
+# --------------------------------------------------------------------------- label costs
+def knn_label_cost_energy(n, K, extra, cost, *, dim=5, n_neighbors=10, n_cannot=0, seed=0):
+    """Points from ``K`` overlapping Gaussian blobs (as :func:`knn_energy`), a 10-NN
+    Gaussian similarity graph as attractive Potts terms, and ``K + extra`` candidate
+    labels: the ``K`` true centres plus ``extra`` spurious ones drawn the same way.
+    Unary = half the squared distance to each candidate centre; ``cost`` per label
+    used; optional hard cannot-links between points of different classes."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 1.0, (K + extra, dim))
+    y = rng.integers(K, size=n)
+    X = centres[y] + rng.normal(0.0, 1.0, (n, dim))
+    W = knn_matrix(X, n_neighbors=n_neighbors).tocoo()
+    keep = W.row < W.col
+    edges = np.stack([W.row[keep], W.col[keep]], 1)
+    w = W.data[keep]
+    U = 0.5 * ((X[:, None, :] - centres[None]) ** 2).sum(-1)
+    if n_cannot:
+        pairs = rng.integers(n, size=(4 * n_cannot, 2))
+        pairs = pairs[y[pairs[:, 0]] != y[pairs[:, 1]]][:n_cannot]
+        edges = np.concatenate([edges, pairs])
+        w = np.concatenate([w, np.full(len(pairs), -np.inf)])
+    return Energy(U, edges, w, label_costs=np.full(K + extra, cost)), y
+
+
+def bench_label_costs(n, repeats):
+    print(f"\n## 4. Label costs: k-NN graph, {n} points in 5-D, 8 candidate labels (5 classes used by the data), "
+          f"cost per label used (median of {repeats} runs, one thread)")
+    print(f"{'instance':28s} {'method':34s} {'time s':>8s} {'energy':>14s} {'E/E_icm':>9s} {'labels':>6s} "
+          f"{'viol':>5s}")
+    for cost in (20.0, 200.0, 2000.0):
+        for n_cannot in (0, n // 10):
+            E, y = knn_label_cost_energy(n, 5, 3, cost, n_cannot=n_cannot)
+            label = f"h={cost:g}" + (f", +{n_cannot} hard cannot" if n_cannot else "")
+            t_icm, r_icm = timed(lambda: icm(E, random_state=0), repeats)
+            t_exp, r_exp = timed(lambda: alpha_expansion(E), repeats)
+            t_pol, r_pol = timed(lambda: alpha_expansion(E, init=r_icm.labels), repeats)
+            for name, t, r in (("ICM (sequential)", t_icm, r_icm), ("alpha_expansion", t_exp, r_exp),
+                               ("alpha_expansion from ICM's labels", t_pol, r_pol)):
+                print(f"{label:28s} {name:34s} {t:8.3f} {r.energy:14.4f} {r.energy / r_icm.energy:9.5f} "
+                      f"{len(np.unique(r.labels)):6d} {E.violated_hard_terms(r.labels):5d}")
+            e_true = E.evaluate(y)
+            print(f"{label:28s} {'(the true classes, for reference)':34s} {'':8s} {e_true:14.4f} "
+                  f"{e_true / r_icm.energy:9.5f} {len(np.unique(y)):6d} {E.violated_hard_terms(y):5d}")
+
+
+# --------------------------------------------------------------------------- memory on 3-D grids
+def grid3d_energy(shape, K, *, noise=0.3, beta=0.1, seed=0):
+    """A 6-connected 3-D Potts grid: K slabs along the first axis, Gaussian noise,
+    unary = squared distance to the class means."""
+    rng = np.random.default_rng(seed)
+    idx = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    means = np.linspace(0.0, 1.0, K)
+    image = means[np.indices(shape)[0] * K // shape[0]] + rng.normal(0.0, noise, shape)
+    U = (image.reshape(-1, 1) - means) ** 2
+    del image
+    edges = np.concatenate([np.stack([np.moveaxis(idx, ax, 0)[:-1].ravel(), np.moveaxis(idx, ax, 0)[1:].ravel()], 1)
+                            for ax in range(3)])
+    del idx
+    return Energy(U, edges, np.full(len(edges), beta))
+
+
+def _status_mib(key):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def memory_child(shape, K):
+    """Build the energy, hand the freed heap back to the system, reset the peak RSS
+    (``/proc/self/clear_refs``), run ``alpha_expansion`` and print what the solve added
+    to the resident set at its peak (Linux only)."""
+    import ctypes
+    import gc
+
+    E = grid3d_energy(shape, K)
+    build_peak = _status_mib("VmHWM:")
+    alpha_expansion(grid3d_energy((4, 4, 4), K))  # compile outside the measure
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    base = _status_mib("VmRSS:")
+    start = time.perf_counter()
+    res = alpha_expansion(E)
+    seconds = time.perf_counter() - start
+    print(f"RESULT {_status_mib('VmHWM:') - base:.0f} {base:.0f} {seconds:.2f} {res.energy!r} {res.iterations} "
+          f"{build_peak:.0f}")
+
+
+def bench_memory(shape, K, baseline):
+    import subprocess
+
+    print(f"\n## 5. Memory of alpha_expansion on a {'x'.join(map(str, shape))} 6-connected grid, K={K} "
+          f"(peak resident memory the solve adds above the built Energy, one subprocess per code version)")
+    runs = [("this checkout", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
+    if baseline:
+        runs.insert(0, ("baseline " + baseline, baseline))
+    for name, path in runs:
+        env = dict(os.environ, PYTHONPATH=path)
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", "x".join(map(str, shape)),
+                              "--memory-labels", str(K)], env=env, capture_output=True, text=True, check=True)
+        peak, base, seconds, energy, cycles, build = out.stdout.split("RESULT ")[1].split()
+        print(f"  {name:40s} solve peak +{peak} MiB (energy held: {base} MiB; building it peaked at {build} MiB), "
+              f"{seconds} s, energy {energy}, {cycles} cycles")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--side", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
     parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
-    parser.add_argument("--only", choices=("grid", "knn"), help="run one section")
+    parser.add_argument("--only", choices=("grid", "knn", "warm", "labelcost", "memory"), help="run one section")
+    parser.add_argument("--memory-shape", default="256x256x128", help="3-D grid of the memory section")
+    parser.add_argument("--memory-labels", type=int, default=3)
+    parser.add_argument("--baseline", help="a source tree (e.g. an older checkout) to measure memory against")
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--warm-sides", default="512,1024", help="grid sides of the re-solve section")
+    parser.add_argument("--radius", type=int, default=24, help="stroke radius (pixels) of the re-solve section")
     parser.add_argument("--quick", action="store_true", help="256x256 grids, 2000 points (a smoke run)")
     args = parser.parse_args(argv)
+    if args.memory_child:
+        memory_child(tuple(int(v) for v in args.memory_child.split("x")), args.memory_labels)
+        return
     side, n_knn = (256, 2000) if args.quick else (args.side, args.knn)
     with threadpool_limits(1):
         warm_up()
-        rows = bench_grid(side, 4, args.repeats, not args.no_swap) if args.only != "knn" else []
-        if args.only != "grid":
+        rows = bench_grid(side, 4, args.repeats, not args.no_swap) if args.only in (None, "grid") else []
+        if args.only in (None, "knn"):
             bench_knn(n_knn, 5, args.repeats)
+        if args.only in (None, "warm"):
+            sides = (256,) if args.quick else tuple(int(s) for s in args.warm_sides.split(","))
+            bench_warm(sides, 4, args.repeats, args.radius)
+        if args.only in (None, "labelcost"):
+            bench_label_costs(n_knn, args.repeats)
+    if args.only in (None, "memory"):
+        shape = (32, 32, 16) if args.quick else tuple(int(v) for v in args.memory_shape.split("x"))
+        bench_memory(shape, args.memory_labels, args.baseline)
     if rows:
         print("\nsummary (time and energy relative to PyMaxflow):")
     for name, label, t_ratio, e_ratio in rows:  # empty without the grid section

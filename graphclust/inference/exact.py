@@ -359,22 +359,227 @@ def _bk_cut(n, edges, w, cap_s, cap_t, eps):
     return value, tree == _SINK_TREE
 
 
+def _index_dtype(*sizes):
+    """int32 when every index (node ids, arc ids, arc pointers) fits, else int64."""
+    return np.int32 if max(sizes) < np.iinfo(np.int32).max else np.int64
+
+
 def _bk_structure(n, edges):
     """The arc layout :func:`_bk_maxflow` reads, built once per graph: arc ``2k`` runs
     ``edges[k, 0] -> edges[k, 1]`` and arc ``2k + 1`` back; returns ``(head, adj_ptr,
-    adj_arc)`` (the arcs leaving node ``i`` are ``adj_arc[adj_ptr[i]:adj_ptr[i + 1]]``).
-    Only the capacities change between the moves of α-expansion, so the graph-cut
-    engines build this once per run and refill ``res`` and ``tr`` for every move."""
-    tail = np.stack([edges[:, 0], edges[:, 1]], 1).ravel().astype(np.int64)
-    head = np.stack([edges[:, 1], edges[:, 0]], 1).ravel().astype(np.int64)
-    adj_arc = np.argsort(tail, kind="stable").astype(np.int64)
-    adj_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tail, minlength=n), out=adj_ptr[1:])
+    adj_arc)`` (the arcs leaving node ``i`` are ``adj_arc[adj_ptr[i]:adj_ptr[i + 1]]``,
+    in increasing arc order). The three arrays are int32 when ``n`` and ``2·n_edges``
+    fit (half the memory of int64 on large 3-D grids), else int64. Only the capacities
+    change between the moves of α-expansion, so the graph-cut engines build this once
+    per run and refill ``res`` and ``tr`` for every move."""
+    edges = np.asarray(edges).reshape(-1, 2)
+    return _bk_structure_pairs(n, edges[:, 0], edges[:, 1])
+
+
+def _bk_structure_pairs(n, e0, e1):
+    """:func:`_bk_structure` for the edges ``(e0[k], e1[k])`` given as two arrays (no
+    stacked copy)."""
+    m = len(e0)
+    idx = _index_dtype(n + 1, 2 * m + 1)
+    head = np.empty(2 * m, idx)
+    adj_ptr = np.zeros(n + 1, idx)
+    adj_arc = np.empty(2 * m, idx)
+    if m:
+        _layout(e0, e1, head, adj_ptr, adj_arc)
     return head, adj_ptr, adj_arc
+
+
+@njit(cache=True)
+def _layout(e0, e1, head, adj_ptr, adj_arc):  # pragma: no cover - compiled
+    """Fill the arc layout of :func:`_bk_structure` by a counting sort of the arcs by
+    their tail: linear time, no int64 temporaries."""
+    m = len(e0)
+    n = len(adj_ptr) - 1
+    for k in range(m):
+        head[2 * k] = e1[k]
+        head[2 * k + 1] = e0[k]
+        adj_ptr[e0[k] + 1] += 1
+        adj_ptr[e1[k] + 1] += 1
+    for i in range(n):
+        adj_ptr[i + 1] += adj_ptr[i]
+    fill = adj_ptr[:-1].copy()
+    for a in range(2 * m):
+        t = head[a ^ 1]
+        adj_arc[fill[t]] = a
+        fill[t] += 1
 
 
 _TERMINAL, _ORPHAN, _FREE = -1, -2, -3
 _SINK_TREE = 2
+
+
+class _FlowState:
+    """A max-flow left behind for the next, slightly different, flow on the same arc
+    layout (dynamic graph cuts, Kohli & Torr 2007): the capacities it was computed for
+    (``cap`` per arc, ``t`` signed per node), the residual graph (``res``, ``tr``) and
+    the two search trees (``tree``, ``parent``, ``ts``, ``dist``, ``clock``).
+
+    :func:`_bk_reflow` moves it to new capacities by reparametrising the residual graph
+    (exact: the new residual graph has the new graph's cuts up to a constant) and
+    repairing the trees where residuals changed, then resumes the Boykov–Kolmogorov
+    search from there, so the work is proportional to what changed."""
+
+    def __init__(self, n, n_arcs, idx):
+        self.eps = None  # the saturation tolerance, fixed at the first flow
+        self.cap = np.zeros(n_arcs)
+        self.t = np.zeros(n)
+        self.res = np.zeros(n_arcs)
+        self.tr = np.zeros(n)
+        self.tree = np.zeros(n, np.int8)
+        self.parent = np.full(n, _FREE, idx)
+        self.ts = np.zeros(n, np.int64)
+        self.dist = np.zeros(n, idx)
+        self.clock = np.zeros(1, np.int64)
+
+    @property
+    def nbytes(self):
+        return sum(a.nbytes for a in (self.cap, self.t, self.res, self.tr, self.tree, self.parent, self.ts,
+                                      self.dist))
+
+
+def _bk_reflow(state, head, adj_ptr, adj_arc, cap, t, eps):
+    """Maximum flow for the capacities ``cap`` (per arc) and ``t`` (signed terminals)
+    starting from ``state`` (a :class:`_FlowState` of an earlier flow on the same
+    layout, or a fresh one: all zero, which is a cold start); returns the tree array
+    (2 = sink side). The tolerance ``eps`` of the first flow is kept for the later ones,
+    so that "saturated" means the same to the stored trees and to the resumed search."""
+    n = len(t)
+    if state.eps is None:
+        state.eps = eps
+    eps = state.eps  # the trees were grown with this one: keep it
+    queue = np.empty(n, head.dtype)
+    orphans = np.empty(n, head.dtype)
+    q_len, n_orph = _bk_update(head, adj_ptr, adj_arc, state.res, state.tr, state.cap, state.t, cap, t, eps,
+                               state.tree, state.parent, state.ts, state.dist, state.clock, queue, orphans)
+    _bk_core(n, head, state.res, adj_ptr, adj_arc, state.tr, eps, state.tree, state.parent, state.ts, state.dist,
+             state.clock, queue, q_len, orphans, n_orph)
+    return state.tree
+
+
+@njit(cache=True, inline="always")
+def _orphan(x, parent, orphans, n_orph):  # pragma: no cover - compiled
+    if parent[x] != _ORPHAN:
+        parent[x] = _ORPHAN
+        orphans[n_orph] = x
+        n_orph += 1
+    return n_orph
+
+
+@njit(cache=True)
+def _bk_update(head, adj_ptr, adj_arc, res, tr, cap, t, new_cap, new_t, eps, tree, parent, ts, dist, clock,
+               queue, orphans):  # pragma: no cover - compiled
+    """Move a residual graph to new capacities and repair its search trees.
+
+    Arc pair ``(a, b) = (2k, 2k + 1)`` on ``u → v`` holds the residual table
+    ``res[a]·[x_u=0, x_v=1] + res[b]·[x_u=1, x_v=0]``; adding the capacity changes keeps
+    it exact. A residual that would go negative (a capacity cut below the flow it
+    carries) is rewritten through the terminals, e.g. ``r·[x_u=0, x_v=1] = r·[x_v=1]
+    − r·[x_u=1] + r·[x_u=1, x_v=0]``, which leaves the other residual at ``res[a] +
+    res[b] ≥ 0`` (the new term is submodular). Terminal changes add to the signed
+    residual ``tr`` (both terminal capacities move together). The energy of every cut
+    is preserved up to a constant, so the maximum flow from here gives the new graph's
+    minimum cut.
+
+    Then the trees: a node whose parent arc lost its residual, or whose terminal arc
+    vanished, becomes an orphan; a node with a terminal residual becomes (or stays) a
+    root of that terminal's tree (its old children are orphaned when it changes tree);
+    every node touched is made active. Returns ``(n_active, n_orphans)`` with the
+    active nodes in ``queue`` and the orphans in ``orphans``."""
+    n = len(tr)
+    m2 = len(res)
+    clock[0] += 1  # marks of earlier searches are stale
+    touched = np.zeros(n, np.bool_)
+    tdirty = np.zeros(n, np.bool_)
+    n_orph = 0
+    for a in range(0, m2, 2):
+        b = a + 1
+        da = new_cap[a] - cap[a]
+        db = new_cap[b] - cap[b]
+        if da == 0.0 and db == 0.0:
+            continue
+        u = head[b]
+        v = head[a]
+        ra = res[a] + da
+        rb = res[b] + db
+        if ra < 0.0:
+            tr[v] += ra
+            tr[u] -= ra
+            rb += ra
+            ra = 0.0
+            tdirty[u] = True
+            tdirty[v] = True
+        elif rb < 0.0:
+            tr[u] += rb
+            tr[v] -= rb
+            ra += rb
+            rb = 0.0
+            tdirty[u] = True
+            tdirty[v] = True
+        if ra < 0.0:
+            ra = 0.0
+        if rb < 0.0:
+            rb = 0.0
+        res[a] = ra
+        res[b] = rb
+        cap[a] = new_cap[a]
+        cap[b] = new_cap[b]
+        if ra <= eps:  # a: u -> v carries v's source-tree or u's sink-tree parent link
+            if tree[v] == 1 and parent[v] == a:
+                n_orph = _orphan(v, parent, orphans, n_orph)
+            if tree[u] == 2 and parent[u] == a:
+                n_orph = _orphan(u, parent, orphans, n_orph)
+        if rb <= eps:
+            if tree[u] == 1 and parent[u] == b:
+                n_orph = _orphan(u, parent, orphans, n_orph)
+            if tree[v] == 2 and parent[v] == b:
+                n_orph = _orphan(v, parent, orphans, n_orph)
+        touched[u] = True
+        touched[v] = True
+    for i in range(n):
+        d = new_t[i] - t[i]
+        if d != 0.0:
+            tr[i] += d
+            t[i] = new_t[i]
+            tdirty[i] = True
+    q_len = 0
+    for i in range(n):
+        if tdirty[i]:
+            side = 1 if tr[i] > eps else (2 if tr[i] < -eps else 0)
+            if side == 0:
+                if parent[i] == _TERMINAL:
+                    n_orph = _orphan(i, parent, orphans, n_orph)
+            else:
+                old = tree[i]
+                if old != 0 and old != side:
+                    # i changes tree: its children in the old one lose their parent, and
+                    # its old tree's neighbours become active (a passive node may only
+                    # have residual arcs into its own tree, BK's invariant; once i left,
+                    # they must grow again, as when an orphan leaves a tree)
+                    for p in range(adj_ptr[i], adj_ptr[i + 1]):
+                        q = head[adj_arc[p]]
+                        if tree[q] != old:
+                            continue
+                        touched[q] = True
+                        pa = parent[q]
+                        if pa >= 0:
+                            owner = head[pa ^ 1] if old == 1 else head[pa]
+                            if owner == i:
+                                n_orph = _orphan(q, parent, orphans, n_orph)
+                tree[i] = side
+                parent[i] = _TERMINAL
+                dist[i] = 1
+                ts[i] = 0
+            touched[i] = True
+    for i in range(n):
+        if touched[i]:
+            queue[q_len] = i
+            q_len += 1
+    return q_len, n_orph
 
 
 @njit(cache=True)
@@ -383,26 +588,113 @@ def _bk_maxflow(n, head, res, adj_ptr, adj_arc, tr, eps):  # pragma: no cover - 
     and ``tr`` (terminal residuals: > 0 from the source, < 0 to the sink) are updated in
     place. Returns (flow, tree) with tree 1 = source tree, 2 = sink tree, 0 = free."""
     tree = np.zeros(n, np.int8)
-    parent = np.full(n, _FREE, np.int64)
+    parent = np.full(n, _FREE, head.dtype)
     ts = np.zeros(n, np.int64)
-    dist = np.zeros(n, np.int64)
-    queue = np.empty(n, np.int64)
-    queued = np.zeros(n, np.bool_)
-    orphans = np.empty(n, np.int64)
-    q_head = 0
+    dist = np.zeros(n, head.dtype)
+    queue = np.empty(n, head.dtype)
+    orphans = np.empty(n, head.dtype)
+    clock = np.zeros(1, np.int64)
     q_len = 0
     for i in range(n):
         if tr[i] > eps or tr[i] < -eps:
             tree[i] = 1 if tr[i] > 0 else 2
             parent[i] = _TERMINAL
             dist[i] = 1
-            queue[(q_head + q_len) % n] = i
+            queue[q_len] = i
             q_len += 1
-            queued[i] = True
+    flow = _bk_core(n, head, res, adj_ptr, adj_arc, tr, eps, tree, parent, ts, dist, clock, queue, q_len,
+                    orphans, 0)
+    return flow, tree
+
+
+@njit(cache=True)
+def _bk_core(n, head, res, adj_ptr, adj_arc, tr, eps, tree, parent, ts, dist, clock, queue, q_len, orphans,
+             n_orph):  # pragma: no cover - compiled
+    """The Boykov–Kolmogorov search from given trees: ``queue[:q_len]`` are the active
+    nodes, ``orphans[:n_orph]`` the nodes waiting for a new parent (adopted first).
+    Trees, residuals and ``clock`` (the augmentation counter behind the ``ts`` marks)
+    are updated in place, so a later :func:`_bk_update` can resume from them. Returns
+    the flow pushed."""
+    queued = np.zeros(n, np.bool_)
+    for k in range(q_len):
+        queued[queue[k]] = True
+    q_head = 0
     flow = 0.0
-    time = 0
-    n_orph = 0
+    time = clock[0]
     while True:
+        # ---- adoption: orphans find a new parent in their tree or leave it
+        while n_orph > 0:
+            n_orph -= 1
+            o = orphans[n_orph]
+            if parent[o] != _ORPHAN:  # made a root again since it was orphaned
+                continue
+            side = tree[o]
+            best = -1
+            dmin = 1 << 62
+            for p in range(adj_ptr[o], adj_ptr[o + 1]):
+                a = adj_arc[p]
+                q = head[a]
+                if tree[q] != side:
+                    continue
+                cand = a ^ 1 if side == 1 else a  # q -> o (source tree) or o -> q (sink tree)
+                if res[cand] <= eps:
+                    continue
+                # is q rooted at a terminal? walk up, using timestamps to stop early
+                d = 0
+                j = q
+                valid = False
+                while True:
+                    if ts[j] == time:
+                        d += dist[j]
+                        valid = True
+                        break
+                    pa = parent[j]
+                    d += 1
+                    if pa == _TERMINAL:
+                        ts[j] = time
+                        dist[j] = 1
+                        valid = True
+                        break
+                    if pa == _ORPHAN or pa == _FREE:
+                        break
+                    j = head[pa ^ 1] if side == 1 else head[pa]
+                if valid:
+                    if d < dmin:
+                        dmin = d
+                        best = cand
+                    j = q
+                    dd = d
+                    while ts[j] != time:
+                        ts[j] = time
+                        dist[j] = dd
+                        dd -= 1
+                        pa = parent[j]
+                        j = head[pa ^ 1] if side == 1 else head[pa]
+            if best >= 0:
+                parent[o] = best
+                ts[o] = time
+                dist[o] = dmin + 1
+                continue
+            # no parent: o leaves its tree
+            for p in range(adj_ptr[o], adj_ptr[o + 1]):
+                a = adj_arc[p]
+                q = head[a]
+                if tree[q] != side:
+                    continue
+                cand = a ^ 1 if side == 1 else a
+                if res[cand] > eps and not queued[q]:
+                    queue[(q_head + q_len) % n] = q
+                    q_len += 1
+                    queued[q] = True
+                pa = parent[q]
+                if pa >= 0:
+                    owner = head[pa ^ 1] if side == 1 else head[pa]
+                    if owner == o:
+                        parent[q] = _ORPHAN
+                        orphans[n_orph] = q
+                        n_orph += 1
+            tree[o] = 0
+            parent[o] = _FREE
         # ---- growth: find an arc from the source tree to the sink tree
         found = -1
         while q_len > 0:
@@ -517,78 +809,8 @@ def _bk_maxflow(n, head, res, adj_ptr, adj_arc, tr, eps):  # pragma: no cover - 
             orphans[n_orph] = x
             n_orph += 1
         flow += bott
-        # ---- adoption
-        while n_orph > 0:
-            n_orph -= 1
-            o = orphans[n_orph]
-            side = tree[o]
-            best = -1
-            dmin = 1 << 62
-            for p in range(adj_ptr[o], adj_ptr[o + 1]):
-                a = adj_arc[p]
-                q = head[a]
-                if tree[q] != side:
-                    continue
-                cand = a ^ 1 if side == 1 else a  # q -> o (source tree) or o -> q (sink tree)
-                if res[cand] <= eps:
-                    continue
-                # is q rooted at a terminal? walk up, using timestamps to stop early
-                d = 0
-                j = q
-                valid = False
-                while True:
-                    if ts[j] == time:
-                        d += dist[j]
-                        valid = True
-                        break
-                    pa = parent[j]
-                    d += 1
-                    if pa == _TERMINAL:
-                        ts[j] = time
-                        dist[j] = 1
-                        valid = True
-                        break
-                    if pa == _ORPHAN or pa == _FREE:
-                        break
-                    j = head[pa ^ 1] if side == 1 else head[pa]
-                if valid:
-                    if d < dmin:
-                        dmin = d
-                        best = cand
-                    j = q
-                    dd = d
-                    while ts[j] != time:
-                        ts[j] = time
-                        dist[j] = dd
-                        dd -= 1
-                        pa = parent[j]
-                        j = head[pa ^ 1] if side == 1 else head[pa]
-            if best >= 0:
-                parent[o] = best
-                ts[o] = time
-                dist[o] = dmin + 1
-                continue
-            # no parent: o leaves its tree
-            for p in range(adj_ptr[o], adj_ptr[o + 1]):
-                a = adj_arc[p]
-                q = head[a]
-                if tree[q] != side:
-                    continue
-                cand = a ^ 1 if side == 1 else a
-                if res[cand] > eps and not queued[q]:
-                    queue[(q_head + q_len) % n] = q
-                    q_len += 1
-                    queued[q] = True
-                pa = parent[q]
-                if pa >= 0:
-                    owner = head[pa ^ 1] if side == 1 else head[pa]
-                    if owner == o:
-                        parent[q] = _ORPHAN
-                        orphans[n_orph] = q
-                        n_orph += 1
-            tree[o] = 0
-            parent[o] = _FREE
-    return flow, tree
+    clock[0] = time
+    return flow
 
 
 def _networkx_cut(n, edges, w, cap_s, cap_t):

@@ -38,7 +38,8 @@ def test_multi_label_attractive_energies_get_expansion_within_its_bound(seed):
 def test_repulsive_terms_tables_and_label_costs_pick_their_engines():
     rng = np.random.default_rng(0)
     assert default_engine(_energy(rng, repulsive=True)) == "bp"
-    assert default_engine(_energy(rng, K=3, label_costs=[0.5, 0.5, 0.5])) == "icm"
+    assert default_engine(_energy(rng, K=3, label_costs=[0.5, 0.5, 0.5])) == "expansion"
+    assert default_engine(_energy(rng, K=3, repulsive=True, label_costs=[0.5, 0.5, 0.5])) == "expansion"
     E = _energy(rng, repulsive=True)
     res = solve(E, random_state=0)
     assert res.info["engine"] == "bp" and np.isfinite(res.energy)
@@ -60,3 +61,16 @@ def test_the_noisy_horse_at_strong_coupling_is_solved_exactly_by_default():
     exact = solve(E, "mincut")
     assert res.info["engine"] == "mincut" and res.energy == exact.energy
     assert res.energy <= solve(E, "bp").energy
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_label_cost_energies_get_expansion_not_above_icm(seed):
+    """With label costs the default is α-expansion with the costs inside the cut; on
+    small attractive energies it is never above ICM and never below the optimum."""
+    from graphclust.inference import icm
+
+    rng = np.random.default_rng(seed)
+    E = _energy(rng, n=8, K=3, label_costs=rng.uniform(0.5, 3.0, 3))
+    res = solve(E, random_state=0)
+    assert res.info["engine"] == "expansion"
+    assert brute_force(E).energy - 1e-9 <= res.energy <= icm(E, random_state=0).energy + 1e-9

@@ -234,3 +234,46 @@ def test_exact_explicit_methods():
         exact(E, method="ilp")
     with pytest.raises(InvalidParameterError, match="exactly 2 labels"):
         exact(Energy(np.zeros((3, 3))), method="mincut")
+
+
+# ---------------------------------------------------------------------- the max-flow layout
+def test_flow_layout_int32_and_same_arcs_as_a_stable_sort():
+    """The arc layout is built in int32 when it fits, and lists each node's arcs in
+    increasing arc order (what a stable argsort by tail gives, the former layout)."""
+    import importlib
+
+    ex = importlib.import_module("graphclust.inference.exact")
+    rng = np.random.default_rng(0)
+    n = 50
+    edges = rng.integers(n, size=(300, 2))
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    head, adj_ptr, adj_arc = ex._bk_structure(n, edges)
+    assert head.dtype == adj_ptr.dtype == adj_arc.dtype == np.int32
+    tail = np.stack([edges[:, 0], edges[:, 1]], 1).ravel()
+    np.testing.assert_array_equal(head, np.stack([edges[:, 1], edges[:, 0]], 1).ravel())
+    np.testing.assert_array_equal(adj_arc, np.argsort(tail, kind="stable"))
+    np.testing.assert_array_equal(adj_ptr, np.concatenate([[0], np.cumsum(np.bincount(tail, minlength=n))]))
+    assert ex._index_dtype(10, 2**31 - 2) == np.int32
+    assert ex._index_dtype(10, 2**31 - 1) == np.int64 and ex._index_dtype(2**31, 5) == np.int64
+
+
+def test_max_flow_same_cut_with_int64_layout():
+    """The compiled max-flow gives the same cut on an int64 layout as on the int32 one
+    (the kernels are compiled for both)."""
+    import importlib
+
+    ex = importlib.import_module("graphclust.inference.exact")
+    rng = np.random.default_rng(1)
+    n = 400
+    idx = np.arange(n).reshape(20, 20)
+    edges = np.concatenate([np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
+                            np.stack([idx[:-1].ravel(), idx[1:].ravel()], 1)])
+    w = rng.uniform(0.1, 1.0, len(edges))
+    t = rng.normal(0, 1, n)
+    cuts = []
+    for dtype in (np.int32, np.int64):
+        head, adj_ptr, adj_arc = (a.astype(dtype) for a in ex._bk_structure(n, edges))
+        flow, tree = ex._bk_maxflow(n, head, np.repeat(w, 2), adj_ptr, adj_arc, t.copy(), 1e-12)
+        cuts.append((flow, tree == ex._SINK_TREE))
+    assert cuts[0][0] == pytest.approx(cuts[1][0], rel=1e-12)
+    np.testing.assert_array_equal(cuts[0][1], cuts[1][1])

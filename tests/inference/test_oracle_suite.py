@@ -17,7 +17,7 @@ from graphclust.inference.icm import _surrogate
 
 ENGINE_NAMES = sorted(ENGINES)
 #: engines that promise never to end above their initial labelling
-MONOTONE_FROM_INIT = {"icm", "icm-colour"}
+MONOTONE_FROM_INIT = {"icm", "icm-colour", "expansion", "swap"}
 #: engines whose result is a local minimum under single-node moves (the colour
 #: schedule only without label costs, see icm_checkerboard)
 LOCAL_MINIMUM = {"icm", "icm-colour"}
