@@ -15,9 +15,17 @@ Sections (peers in the same process, one thread each):
    sampled from the true classes;
    expansion vs swap vs BP vs ICM (energies and times).
 
+6. Superpixel graphs (``--only superpixel``): scikit-image's astronaut as SLIC
+   superpixels and their contrast-sensitive adjacency (``graphclust.segmentation.superpixel_graph``), K
+   colour classes from k-means on the superpixels' mean colours, unary = pixels ×
+   squared colour distance / (2 × the pooled variance), Potts weights = smoothness ×
+   the graph's weights; expansion, swap, BP, ICM and TRW-S (its lower bound gives every
+   engine a certified gap).
+
 Timings are medians of ``--repeats`` runs, numba kernels compiled beforehand.
 
-    python benchmarks/bench_expansion.py [--side 1024] [--repeats 3] [--knn 20000] [--only grid|knn] [--quick]
+    python benchmarks/bench_expansion.py [--side 1024] [--repeats 3] [--knn 20000]
+        [--only grid|knn|warm|labelcost|memory|superpixel] [--quick]
 """
 
 import argparse
@@ -127,6 +135,54 @@ def bench_knn(n, K, repeats):
                   f"{E.violated_hard_terms(res.labels):5d} {(res.labels == y).mean():6.3f}")
         print(f"{'':22s} ({E.n_edges} pair terms; unary argmin energy {E.evaluate(E.unary.argmin(1)):.4f}, "
               f"{E.violated_hard_terms(E.unary.argmin(1))} hard terms violated)")
+
+
+# --------------------------------------------------------------------------- superpixels
+#: Potts factors of section 6: the unaries count a superpixel's pixels and the weights its
+#: boundary pixels, so a factor of several is needed before smoothing changes labels
+SUPERPIXEL_SMOOTHNESS = (4.0, 16.0, 64.0)
+
+
+def superpixel_energy(n_superpixels, K, smoothness, seed=0):
+    """The astronaut's superpixel graph as a K-label Potts energy (see section 6)."""
+    from skimage.data import astronaut
+    from sklearn.cluster import KMeans
+
+    from graphclust.segmentation import superpixel_graph
+
+    segments, W, means, counts = superpixel_graph(astronaut(), n_superpixels)
+    km = KMeans(K, n_init=4, random_state=seed).fit(means, sample_weight=counts)
+    sq = ((means[:, None, :] - km.cluster_centers_[None]) ** 2).sum(-1)
+    var = float((counts * sq[np.arange(len(means)), km.labels_]).sum() / counts.sum())
+    U = counts[:, None] * sq / (2.0 * var)
+    upper = W.tocoo()
+    keep = upper.row < upper.col
+    edges = np.stack([upper.row[keep], upper.col[keep]], 1)
+    return Energy(U, edges, smoothness * upper.data[keep])
+
+
+def bench_superpixels(n_superpixels, K, repeats):
+    from graphclust.inference import trws
+
+    print(f"\n## 6. superpixel graph of the astronaut, about {n_superpixels} superpixels, K={K} "
+          f"(median of {repeats} runs, one thread; gap = (E - TRW-S bound) / |E|)")
+    print(f"{'smoothness':>10s} {'method':22s} {'time s':>8s} {'energy':>14s} {'E/E_exp':>9s} {'gap':>9s}")
+    for smoothness in SUPERPIXEL_SMOOTHNESS:
+        E = superpixel_energy(n_superpixels, K, smoothness)
+        t_bound, bound_run = timed(lambda: trws(E), 1)
+        bound = bound_run.lower_bound
+        res_exp = None
+        for name, fn in (("alpha_expansion", lambda: alpha_expansion(E)),
+                         ("alpha_beta_swap", lambda: alpha_beta_swap(E)),
+                         ("BP (default)", lambda: belief_propagation(E)),
+                         ("ICM (sequential)", lambda: icm(E, random_state=0)),
+                         ("TRW-S", lambda: trws(E))):
+            t, res = timed(fn, repeats)
+            res_exp = res_exp or res
+            print(f"{smoothness:10g} {name:22s} {t:8.3f} {res.energy:14.4f} {res.energy / res_exp.energy:9.5f} "
+                  f"{(res.energy - bound) / abs(res.energy):9.2e}")
+        print(f"{'':10s} ({E.n_nodes} superpixels, {E.n_edges} pair terms; TRW-S bound {bound:.4f}; unary argmin "
+              f"energy {E.evaluate(E.unary.argmin(1)):.4f})")
 
 
 # --------------------------------------------------------------------------- warm re-solves
@@ -302,7 +358,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
     parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
-    parser.add_argument("--only", choices=("grid", "knn", "warm", "labelcost", "memory"), help="run one section")
+    parser.add_argument("--only", choices=("grid", "knn", "warm", "labelcost", "memory", "superpixel"),
+                        help="run one section")
+    parser.add_argument("--superpixels", type=int, default=5000, help="superpixels of section 6")
     parser.add_argument("--memory-shape", default="256x256x128", help="3-D grid of the memory section")
     parser.add_argument("--memory-labels", type=int, default=3)
     parser.add_argument("--baseline", help="a source tree (e.g. an older checkout) to measure memory against")
@@ -325,6 +383,8 @@ def main(argv=None):
             bench_warm(sides, 4, args.repeats, args.radius)
         if args.only in (None, "labelcost"):
             bench_label_costs(n_knn, args.repeats)
+        if args.only in (None, "superpixel"):
+            bench_superpixels(500 if args.quick else args.superpixels, 5, args.repeats)
     if args.only in (None, "memory"):
         shape = (32, 32, 16) if args.quick else tuple(int(v) for v in args.memory_shape.split("x"))
         bench_memory(shape, args.memory_labels, args.baseline)

@@ -15,6 +15,8 @@ Methods (``--methods``):
 kmeans      scikit-learn ``KMeans(k, n_init=10)``, no side information (the floor)
 cluster     ``gc.cluster(X, S, n_clusters=k)``, the recommended entry point
 hmrf        ``gc.HMRF(gc.potentials.Centroids(k))``
+hmrf-<e>    the same with ``inference="<e>"`` (``hmrf-expansion``, ``hmrf-icm``, ...): an
+            E-step engine against the default's pick
 rdpmeans    ``gc.RDPMeans(n_clusters=k)``
 tvclust     ``gc.TVClust()``
 cosc        ``gc.COSC(n_clusters=k)``
@@ -153,6 +155,9 @@ def make_fitters(methods, args):
     for m in PEERS:
         if m in methods:
             table[m] = peer(peers[m])
+    for m in methods:
+        if m.startswith("hmrf-"):
+            table[m] = family(lambda k, s, e=m[5:]: gc.HMRF(gc.potentials.Centroids(k), inference=e, random_state=s))
     return {m: table[m] for m in methods if not m.startswith("suspects")}
 
 
@@ -391,7 +396,8 @@ def parse(argv):
     args = ap.parse_args(argv)
     args.datasets = args.datasets.split(",")
     args.methods = args.methods.split(",")
-    unknown = [m for m in args.methods if m not in ALL] + [d for d in args.datasets if d not in DATASETS]
+    unknown = ([m for m in args.methods if m not in ALL and not m.startswith("hmrf-")]
+               + [d for d in args.datasets if d not in DATASETS])
     if unknown:
         ap.error(f"unknown method or data set: {', '.join(unknown)}; methods: {', '.join(ALL)}; "
                  f"data sets: {', '.join(DATASETS)}")
@@ -436,7 +442,8 @@ def main(argv=None):
     if args.from_json:
         records = merged_records(args.from_json.split(","))
         args.datasets = [d for d in DATASETS if any(x["dataset"] == d for x in records)]
-        args.methods = [m for m in ALL if any(x["method"] == m for x in records)]
+        args.methods = ([m for m in ALL if any(x["method"] == m for x in records)]
+                        + sorted({x["method"] for x in records if x["method"].startswith("hmrf-")}))
         args.noise = sorted({x["noise"] for x in records})
     else:
         with threadpool_limits(1):

@@ -152,7 +152,7 @@ class AutoCluster(ClusteringEstimator):
     def _estimator(self, problem, features, k, rng):
         seed = int(rng.integers(2**31))
         if features:
-            return HMRF(Centroids(k), inference="bp", random_state=seed)
+            return HMRF(Centroids(k), random_state=seed)
         from .spectral import COSC
 
         return COSC(n_clusters=k, random_state=seed)

@@ -202,7 +202,8 @@ def _parser():
     c.add_argument("file", help="GraphML file: the data graph, optionally with kind=must/cannot edges")
     c.add_argument("--method", required=True, help="a registered method (see 'graphclust methods')")
     c.add_argument("-k", "--n-clusters", type=int, default=2, help="number of clusters (a hint for RDP-means)")
-    c.add_argument("--inference", help="E-step engine for HMRF methods: icm, bp, lp, exact, ...")
+    c.add_argument("--inference", help="E-step engine for HMRF methods: auto (the default: bp with cannot-links, "
+                   "mincut or expansion without), icm, bp, lp, exact, expansion, ...")
     c.add_argument("--side", help="side information in a second GraphML file or a CSV edge list")
     c.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="extra estimator parameter (repeatable)")

@@ -24,7 +24,7 @@ from ._utils import check_random_state, group_sums, progress_bar
 from .base import ClusteringEstimator, ClusteringResult, register_method
 from .energy import Energy
 from .errors import InvalidParameterError, TooFewClustersError
-from .inference import ENGINES, solve
+from .inference import ENGINES, default_engine, solve
 from .merge import contract
 from .potentials.base import NodePotentials
 from ._kmeans import kmeans
@@ -56,8 +56,8 @@ def _scale_soft(problem, factor):
 
 def _check_engine(value, name):
     # read at check time: engines registered after import count
-    if not isinstance(value, str) or value not in ENGINES:
-        raise InvalidParameterError(f"{name} must be one of {', '.join(sorted(ENGINES))}; got {value!r}")
+    if not isinstance(value, str) or (value not in ENGINES and value != "auto"):
+        raise InvalidParameterError(f"{name} must be 'auto' or one of {', '.join(sorted(ENGINES))}; got {value!r}")
 
 
 class HMRF(ClusteringEstimator):
@@ -70,12 +70,17 @@ class HMRF(ClusteringEstimator):
         costs); its ``n_clusters`` is the number of clusters. It is cloned at ``fit``,
         never modified. Required at ``fit``: ``None`` is refused rather than guessed
         (use :func:`graphclust.cluster` to choose the number of clusters).
-    inference : str, default="bp"
-        E-step engine, a key of :data:`graphclust.inference.ENGINES`: ``"icm"``,
-        ``"bp"``, ``"lp"``, ``"exact"``, ... Loopy BP is the default: it matches the LP's
-        answers in our experiments at a fraction of its cost, and unlike ICM it does
-        not stall on violated constraints that no single-node move can repair
-        (``docs/benchmarks/hmrf.md``).
+    inference : str, default="auto"
+        E-step engine, a key of :data:`graphclust.inference.ENGINES` (``"icm"``,
+        ``"bp"``, ``"lp"``, ``"exact"``, ``"expansion"``, ...) or ``"auto"``: the engine
+        :func:`graphclust.inference.default_engine` picks for the E-step's energy, as
+        ``gc.solve`` does, recorded in ``result_.info["engine"]``: loopy BP when there
+        are cannot-links (it matches the LP's answers in our experiments at a fraction
+        of its cost, and unlike ICM it does not stall on violated constraints that no
+        single-node move can repair; α-expansion there, with its truncated moves, gave
+        mean pairwise F 0.974 and 0.777 against BP's 0.976 and 0.795 at 0 and 10 %
+        noise on five UCI sets, ``docs/benchmarks/hmrf.md``), the exact minimum cut for
+        two clusters with must-links only, α-expansion for more.
     penalty : {"distance", "constant"}, default="distance"
         ``"distance"``: a violated must-link costs ``w·φ(x_i, x_j)`` and a violated
         cannot-link ``w̄·(φ_max − φ(x_i, x_j))`` (HMRF-KMeans); ``"constant"``: they
@@ -188,7 +193,7 @@ class HMRF(ClusteringEstimator):
         "callback": Callable(),
     }
 
-    def __init__(self, potentials=None, *, inference="bp", penalty="distance", constraint_weight="auto",
+    def __init__(self, potentials=None, *, inference="auto", penalty="distance", constraint_weight="auto",
                  use_closure="auto", max_closure_pairs=200_000, smoothness=0.0, max_iter=100, tol=1e-6,
                  safeguard=True, inference_options=None, init=None, random_state=None, progress="auto",
                  callback=None):
@@ -289,9 +294,12 @@ class HMRF(ClusteringEstimator):
         # the energy under the current parameters: built once per iteration, used for
         # the E-step and (after the M-step changed them) for the objective
         energy, far_pair = self._energy(problem, provider, estep, merge)
+        # the energy's structure (labels, terms, signs) is the same in every iteration
+        engine = default_engine(energy) if self.inference == "auto" else self.inference
+        info["engine"] = engine
         for it in range(1, self.max_iter + 1):
             t0 = time.perf_counter()
-            result = solve(energy, self.inference, init=labels, random_state=rng, **options)
+            result = solve(energy, engine, init=labels, random_state=rng, **options)
             new = result.labels
             if self.safeguard and energy.evaluate(new) > energy.evaluate(labels) + 1e-9 * abs(result.energy):
                 new = labels
@@ -633,6 +641,7 @@ def _dist_to(provider, Y, c):
 
 
 @register_method("hmrf", "HMRF-KMeans: centroids with a learnt diagonal metric (as in the paper), "
-                         "distance-scaled penalties, E-step engine from --inference (bp by default; icm, lp, exact)")
+                         "distance-scaled penalties, E-step engine from --inference (auto by default: bp with cannot-links, "
+                         "mincut or expansion without; icm, lp, exact, ...)")
 def _hmrf_factory(n_clusters=2, random_state=None):
     return HMRF(Centroids(n_clusters, distortion="mahalanobis"), random_state=random_state)

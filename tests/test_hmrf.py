@@ -457,9 +457,26 @@ def test_singular_metric_data_runs_without_warnings_or_nans(config):
 
 
 def test_unknown_inference_lists_the_engines():
-    with pytest.raises(InvalidParameterError, match=r"inference of HMRF must be one of .*bp.*exact.*icm.*lp.*; "
-                                                   r"got 'simplex'"):
+    with pytest.raises(InvalidParameterError, match=r"inference of HMRF must be 'auto' or one of .*bp.*exact.*icm.*"
+                                                   r"lp.*; got 'simplex'"):
         gc.HMRF(Centroids(2), inference="simplex").fit(np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("k, must, cannot, engine", [
+    (3, [(0, 1), (2, 3)], [(0, 20), (5, 25)], "bp"),      # cannot-links: repulsive terms
+    (2, [(0, 1), (2, 3), (40, 41)], [], "mincut"),        # two clusters, attractive only: exact
+    (3, [(0, 1), (2, 3), (40, 41)], [], "expansion"),     # more clusters, attractive only
+])
+def test_inference_auto_is_the_default_engine_of_the_estep_energy(k, must, cannot, engine):
+    """``inference="auto"`` (the default) runs what ``gc.solve`` would pick for the E-step's
+    energy, and gives the labels of that engine named explicitly."""
+    X, _ = gc.datasets.make_blobs(60, n_clusters=3, random_state=2)
+    S = gc.SideInfo.from_pairs(must=must, cannot=cannot)
+    auto = gc.HMRF(Centroids(k), constraint_weight=1.0, random_state=0).fit(X, S)
+    assert auto.inference == "auto" and auto.result_.info["engine"] == engine
+    named = gc.HMRF(Centroids(k), inference=engine, constraint_weight=1.0, random_state=0).fit(X, S)
+    assert named.result_.info["engine"] == engine
+    np.testing.assert_array_equal(auto.labels_, named.labels_)
 
 
 def test_potentials_must_be_a_provider():
