@@ -54,14 +54,16 @@ class InferenceResult:
 ENGINES = {}
 
 
-def register_engine(name, *, exact=False, binary_only=False, attractive_only=False, max_nodes=None):
+def register_engine(name, *, exact=False, bound=False, binary_only=False, attractive_only=False, max_nodes=None):
     """Class/function decorator registering an engine under ``name`` with the facts a
-    caller needs to refuse a bad pairing before any work is done."""
+    caller needs to refuse a bad pairing before any work is done (``bound``: the result
+    carries a lower bound on the minimum energy; exact engines always do)."""
 
     def decorate(func):
         ENGINES[name] = (
             func,
-            {"exact": exact, "binary_only": binary_only, "attractive_only": attractive_only, "max_nodes": max_nodes},
+            {"exact": exact, "bound": bound or exact, "binary_only": binary_only, "attractive_only": attractive_only,
+             "max_nodes": max_nodes},
         )
         return func
 

@@ -24,7 +24,7 @@ MAX_NODES = 20_000
 MAX_VARIABLES = 500_000
 
 
-@register_engine("lp", max_nodes=MAX_NODES)
+@register_engine("lp", bound=True, max_nodes=MAX_NODES)
 def lp_relaxation(energy, *, solver="HIGHS", max_nodes=MAX_NODES, max_variables=MAX_VARIABLES, n_rounding=20,
                   polish=True, integrality_tol=1e-6, init=None, random_state=None, callback=None, progress=False,
                   solver_options=None):

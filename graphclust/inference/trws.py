@@ -102,7 +102,7 @@ def _pass(U, order, split, indptr, nbr, rev, w, tab, tables, msg, gamma, forward
     return bound
 
 
-@register_engine("trws")
+@register_engine("trws", bound=True)
 def trws(energy, *, max_iter=100, tol=1e-6, init=None, random_state=None, callback=None, progress=False):
     """Sequential tree-reweighted message passing: a labelling and a lower bound.
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from graphclust.energy import Energy
+from graphclust.errors import InvalidParameterError
 from graphclust.inference import default_engine, solve
 from graphclust.inference.exact import brute_force
 
@@ -74,3 +75,27 @@ def test_label_cost_energies_get_expansion_not_above_icm(seed):
     res = solve(E, random_state=0)
     assert res.info["engine"] == "expansion"
     assert brute_force(E).energy - 1e-9 <= res.energy <= icm(E, random_state=0).energy + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("K, repulsive, engine", [(2, False, "mincut"), (3, False, "trws"), (2, True, "trws"),
+                                                   (3, True, "trws")])
+def test_asking_for_a_bound_picks_an_engine_that_certifies(seed, K, repulsive, engine):
+    """``solve(E, bound=True)``: the exact cut where it applies (its bound is its energy),
+    TRW-S otherwise; the bound is below the brute-force minimum, the energy above it."""
+    E = _energy(np.random.default_rng(seed), n=8, K=K, repulsive=repulsive)
+    res = solve(E, bound=True)
+    assert res.info["engine"] == engine == default_engine(E, bound=True)
+    best = brute_force(E).energy
+    assert res.lower_bound is not None
+    assert res.lower_bound <= best + 1e-9 <= res.energy + 2e-9
+    if engine == "mincut":
+        assert res.lower_bound == pytest.approx(res.energy)
+
+
+def test_a_named_engine_without_a_bound_is_refused_when_one_is_asked_for():
+    E = _energy(np.random.default_rng(0), K=3)
+    with pytest.raises(InvalidParameterError, match=r"method 'icm' gives no lower bound; with bound=True use 'auto' "
+                                                    r"or one of .*exact.*lp.*mincut.*trws"):
+        solve(E, "icm", bound=True)
+    assert solve(E, "trws", bound=True).lower_bound is not None
