@@ -93,13 +93,14 @@ def bench_grid(side, K, repeats, with_swap):
 
 
 # --------------------------------------------------------------------------- k-NN graphs
-def knn_energy(n, K, *, dim=5, n_neighbors=10, smoothness=1.0, spread=1.0, n_cannot=0, seed=0):
+def knn_energy(n, K, *, dim=5, n_neighbors=10, smoothness=1.0, spread=1.0, n_cannot=0, extra=0, seed=0):
     """Overlapping Gaussian blobs (class means drawn with standard deviation ``spread``,
     unit noise) -> 10-NN Gaussian similarity graph as attractive Potts terms, unary =
     squared distance to the class means (halved), optional hard cannot-links between
-    points of different classes."""
+    points of different classes. ``extra`` spurious centres, drawn the same way, are
+    candidate labels no point belongs to (the label-cost instances)."""
     rng = np.random.default_rng(seed)
-    centres = rng.normal(0.0, spread, (K, dim))
+    centres = rng.normal(0.0, spread, (K + extra, dim))
     y = rng.integers(K, size=n)
     X = centres[y] + rng.normal(0.0, 1.0, (n, dim))
     W = knn_matrix(X, n_neighbors=n_neighbors).tocoo()
@@ -246,26 +247,10 @@ def bench_warm(sides, K, repeats, radius):
 
 # --------------------------------------------------------------------------- label costs
 def knn_label_cost_energy(n, K, extra, cost, *, dim=5, n_neighbors=10, n_cannot=0, seed=0):
-    """Points from ``K`` overlapping Gaussian blobs (as :func:`knn_energy`), a 10-NN
-    Gaussian similarity graph as attractive Potts terms, and ``K + extra`` candidate
-    labels: the ``K`` true centres plus ``extra`` spurious ones drawn the same way.
-    Unary = half the squared distance to each candidate centre; ``cost`` per label
-    used; optional hard cannot-links between points of different classes."""
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(0.0, 1.0, (K + extra, dim))
-    y = rng.integers(K, size=n)
-    X = centres[y] + rng.normal(0.0, 1.0, (n, dim))
-    W = knn_matrix(X, n_neighbors=n_neighbors).tocoo()
-    keep = W.row < W.col
-    edges = np.stack([W.row[keep], W.col[keep]], 1)
-    w = W.data[keep]
-    U = 0.5 * ((X[:, None, :] - centres[None]) ** 2).sum(-1)
-    if n_cannot:
-        pairs = rng.integers(n, size=(4 * n_cannot, 2))
-        pairs = pairs[y[pairs[:, 0]] != y[pairs[:, 1]]][:n_cannot]
-        edges = np.concatenate([edges, pairs])
-        w = np.concatenate([w, np.full(len(pairs), -np.inf)])
-    return Energy(U, edges, w, label_costs=np.full(K + extra, cost)), y
+    """:func:`knn_energy` with ``K + extra`` candidate labels (the ``K`` true centres
+    plus ``extra`` spurious ones) and ``cost`` per label used."""
+    E, y = knn_energy(n, K, dim=dim, n_neighbors=n_neighbors, n_cannot=n_cannot, extra=extra, seed=seed)
+    return Energy(E.unary, E.edges, E.weights, constant=E.constant, label_costs=np.full(K + extra, cost)), y
 
 
 def bench_label_costs(n, repeats):
