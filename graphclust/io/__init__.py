@@ -30,7 +30,8 @@ Edges
 Node attributes
     ``features``: a numeric vector written as a whitespace-separated string
     (``"0.5 1.25"``); commas and a JSON-style ``"[0.5, 1.25]"`` are accepted on
-    reading; it is read back as a list of floats. ``label``: the seed label of a node
+    reading; it is read back as a float64 ndarray (writing takes any flat numeric
+    sequence: a list, a tuple or an array). ``label``: the seed label of a node
     (it goes to ``S.seeds``, not to ``G``). ``truth``: ground-truth class, kept on
     ``G`` like any other attribute.
 Other attributes
