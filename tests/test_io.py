@@ -986,7 +986,7 @@ def test_io_package_modules_import_each_other_without_a_cycle():
     import graphclust.io
 
     assert graphclust.io.__all__ == [
-        "read_graphml", "parse_graphml", "write_graphml", "read_side_info", "write_side_info_csv"
+        "read_graphml", "read_problem", "parse_graphml", "write_graphml", "read_side_info", "write_side_info_csv"
     ]
     package = Path(graphclust.io.__file__).parent
     modules = {p.stem: p for p in package.glob("*.py")}

@@ -50,8 +50,8 @@ Node tokens are matched to the data graph's node keys by the same int/str/repr
 rule. Fields are stripped of surrounding blanks.
 """
 
-from .graphml_read import parse_graphml, read_graphml, read_side_info
+from .graphml_read import parse_graphml, read_graphml, read_problem, read_side_info
 from .graphml_write import write_graphml
 from .side_csv import write_side_info_csv
 
-__all__ = ["read_graphml", "parse_graphml", "write_graphml", "read_side_info", "write_side_info_csv"]
+__all__ = ["read_graphml", "read_problem", "parse_graphml", "write_graphml", "read_side_info", "write_side_info_csv"]

@@ -35,7 +35,8 @@ from xml.parsers import expat
 import networkx as nx
 import numpy as np
 
-from ..errors import GraphclustError, GraphMLError, InvalidParameterError, UnknownNodeError
+from ..errors import GraphclustError, GraphMLError, InvalidGraphError, InvalidParameterError, UnknownNodeError
+from ..problem import Problem, _checked, _edge_list_csr, _feature_rows, _to_float
 from ..sideinfo import SideInfo
 from ._common import _KEY_TYPES, _NS, _RESERVED_GRAPH, _ids_to_keys, _resolver
 from .side_csv import _read_side_csv
@@ -718,6 +719,7 @@ def _parse(source, path, *, side=False, nodes=None, encoding=None):
     """
     reader = _Parser(path, side, encoding)
     rec = reader.run(source)
+    reader.data = reader.owner = None  # the last <data> and its owner's attributes: the parser is in a cycle
     mode = rec.graph_attrs.pop(_RESERVED_GRAPH, None)
     if mode is not None and mode not in _KEY_TYPES:
         reader.fail(f"graph attribute node_key_type={mode!r}; expected 'int', 'str' or 'repr'", "<graph>",
@@ -770,6 +772,14 @@ def _build_graph(rec, keys, reader):
     G.graph.update(rec.graph_attrs)
     G.add_nodes_from(_node_items(rec, keys))
     rec.node_attrs = rec.node_order = rec.declared = None
+    _refuse_repeats(rec, keys, reader)
+    rec.edge_line = None
+    G.add_edges_from(rec.data_edges(keys))
+    return G
+
+
+def _refuse_repeats(rec, keys, reader):
+    """Fail on the first data edge that joins the pair of an earlier one."""
     dup = _first_repeat(rec)
     if dup is not None:
         j, i = dup
@@ -779,9 +789,6 @@ def _build_graph(rec, keys, reader):
             f"data edge {src}-{tgt} is given twice (first at line {rec.edge_line[j]}); merge the two "
             "similarities", f"<edge source={src!r} target={tgt!r}>", line=rec.edge_line[i],
         )
-    rec.edge_line = None
-    G.add_edges_from(rec.data_edges(keys))
-    return G
 
 
 def _first_repeat(rec):
@@ -993,6 +1000,174 @@ def parse_graphml(data):
         raise InvalidParameterError(f"parse_graphml takes str or bytes, got {type(data).__name__}")
     rec, keys, reader = _parse(data, None, encoding=encoding)
     return _graph_and_side(rec, keys, reader)
+
+
+# ---------------------------------------------------------------------- Problem
+def _problem_and_side(rec, keys, reader, side=None, *, features=True, allow_empty=False):
+    """``(Problem, SideInfo, n_data_edges)`` of the records, with no networkx graph:
+    what :meth:`Problem.from_graph` gives for the graph :func:`_graph_and_side` builds.
+    ``features=False`` leaves ``X`` None (unchecked); ``allow_empty`` returns a Problem
+    of no nodes where :meth:`Problem.from_graph` refuses one (``graphclust check``)."""
+    counts = len(rec.node_order), len(rec.edge_line)
+    n_edges = counts[1]
+    _refuse_repeats(rec, keys, reader)
+    rec.edge_line = None
+    try:
+        in_order = rec.in_order
+        nodes = keys if in_order else [keys[i] for i in rec.node_order]
+        # each node's features (the float64 arrays of the parse), letting go of the dicts
+        attrs, rec.node_attrs = rec.node_attrs, None
+        values = [None if a is None else a.get("features") for a in attrs] if features else None
+        del attrs
+        if not in_order:  # node numbers (order of first mention) -> rows (order of <node>)
+            row = np.empty(len(nodes), dtype=np.int64)
+            row[np.frombuffer(rec.node_order, dtype=_array_dtype(rec))] = np.arange(len(nodes))
+        rec.node_order = rec.declared = None
+    except MemoryError:
+        nodes = None
+    if nodes is None:
+        raise _out_of_memory("building the Problem", counts, rec, reader.path)
+    if side is None:
+        S = _side_from(rec, keys)
+    else:
+        S = _merge_side(rec, keys, _read_side_records(side, nodes), _source_name(side))
+    n = len(nodes)
+    if n == 0 and not allow_empty:
+        raise InvalidGraphError("the data graph is empty: it has no nodes")  # Problem.from_graph's words
+    try:
+        W = _records_csr(rec, nodes, None if in_order else row, n)
+        rec.clear()
+        X = _features_matrix(nodes, values) if features else None
+        del values
+    except MemoryError:
+        W = None
+    if W is None:
+        raise _out_of_memory("building the Problem", counts, rec, reader.path)
+    P = Problem(nodes=nodes, W=W, X=X)
+    return P.with_side_info(S), S, n_edges
+
+
+def _features_matrix(nodes, values):
+    """The feature matrix of the nodes' ``features`` arrays (``values``, emptied as it
+    is read), as :meth:`Problem.from_graph` makes it: each array is copied into its row
+    and let go, so the peak is about one matrix, not two; one node's array becomes the
+    matrix as it is. Anything else (a node without features, a non-finite number) goes
+    to the check :meth:`Problem.from_graph` uses, for the same error."""
+    if not values or not all(type(v) is np.ndarray for v in values):
+        return _feature_rows(nodes, values, "features")
+    if len(values) == 1:
+        X = values.pop().reshape(1, -1)
+    else:
+        X = np.empty((len(values), len(values[0])))
+        for i in range(len(values)):
+            X[i] = values[i]
+            values[i] = None
+    if not np.isfinite(X).all():
+        return _feature_rows(nodes, list(X), "features")
+    return X
+
+
+def _array_dtype(rec):
+    return np.uint32 if rec.source.typecode == "I" else np.int64
+
+
+def _records_csr(rec, nodes, row, n):
+    """The similarity CSR of the data edges in the flat arrays of the records."""
+    dtype = _array_dtype(rec)
+    rows = np.frombuffer(rec.source, dtype=dtype).astype(np.int64)
+    cols = np.frombuffer(rec.target, dtype=dtype).astype(np.int64)
+    if row is not None:
+        rows, cols = row[rows], row[cols]
+    vals = np.array(rec.weight, dtype=np.float64)
+    rec.source = rec.target = rec.weight = None
+    gaps = np.flatnonzero(np.isnan(vals))  # no float weight: unweighted, or other attributes
+    if gaps.size:
+        extra = rec.extra
+        ws = [extra.get(int(i), {}).get("weight", 1.0) for i in gaps]
+        vals[gaps] = _checked(_to_float(ws), rows[gaps], cols[gaps], nodes)
+    return _edge_list_csr(rows, cols, vals, n)
+
+
+def read_problem(path, side=None):
+    """Read a graphclust GraphML file straight into a :class:`~graphclust.Problem`.
+
+    The arrays :meth:`Problem.from_graph(*read_graphml(path, side)) <graphclust.Problem.from_graph>`
+    would hold, without building the networkx graph in between: the same streaming
+    parse as :func:`read_graphml`, whose flat edge arrays become the CSR similarity
+    matrix and whose per-node ``features`` arrays become the feature matrix. Use it for
+    large files: a networkx graph costs about 320 bytes an edge, more than the file
+    itself, and this reader stays within 3 times the file size where
+    :func:`read_graphml` cannot (``docs/graphml.md``, "Memory").
+
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        The GraphML file (format in :mod:`graphclust.io`).
+    side : str, path-like or None, default=None
+        More side information, GraphML or CSV, as in :func:`read_graphml`.
+
+    Returns
+    -------
+    problem : Problem
+        Nodes in file order (keys by the int/str/repr rule), ``W`` the data edges'
+        weights (missing: 1; zero weights and self loops dropped), ``X`` the
+        ``features`` (None when no node has them), the constraints of the file and
+        of ``side`` as its constraint arrays. ``problem.graph`` is None.
+    S : SideInfo
+        The same constraints by node key, with the seeds (node attribute ``label``):
+        what :func:`read_graphml` returns, for :meth:`SideInfo.check`, writing back
+        or an estimator's ``fit(problem, S)``.
+
+    Raises
+    ------
+    GraphMLError, UnknownNodeError
+        As :func:`read_graphml`, with the same messages (file, line, element).
+    InvalidGraphError, InvalidFeaturesError
+        As :meth:`Problem.from_graph`: an empty graph, features on some nodes only,
+        non-finite features.
+
+    Notes
+    -----
+    Only what a Problem holds is kept: node attributes other than ``features``
+    (``truth``, ...), edge attributes other than ``weight`` and graph attributes are
+    read and checked but not returned; use :func:`read_graphml` for them.
+
+    See Also
+    --------
+    read_graphml : the data graph as networkx, with every attribute.
+    Problem.from_graph : the same arrays from a networkx graph.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import networkx as nx
+    >>> from graphclust import SideInfo, write_graphml
+    >>> G = nx.path_graph(3)
+    >>> nx.set_node_attributes(G, {0: [0.0, 1.0], 1: [0.5, 1.0], 2: [3.0, 0.0]}, "features")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "path.graphml")
+    ...     write_graphml(path, G, SideInfo.from_pairs(cannot=[(0, 2)]))
+    ...     P, S = read_problem(path)
+    >>> P
+    Problem(n_nodes=3, n_edges=2, n_features=2, n_must=0, n_cannot=1)
+    >>> P.X[2].tolist(), P.constraints.tolist(), S.cannot_links()
+    ([3.0, 0.0], [[0, 2]], [(0, 2, 1.0)])
+    """
+    return _read_problem(path, side)[:2]
+
+
+def _read_problem(path, side=None, **options):
+    """:func:`read_problem` and the number of data edges (what ``G.number_of_edges()``
+    would say: self loops and zero weights included, unlike ``problem.n_edges``);
+    ``options`` go to :func:`_problem_and_side`."""
+    name = _source_name(path)
+    handle, close = _open_source(path)
+    try:
+        rec, keys, reader = _parse(handle, name)
+    finally:
+        if close:
+            handle.close()
+    return _problem_and_side(rec, keys, reader, side, **options)
 
 
 # ---------------------------------------------------------------------- side files
