@@ -175,6 +175,9 @@ def test_estimator_fits_the_same(tmp_path):
 BAD = {
     "duplicate data edge": '<node id="a"/><node id="b"/>\n<edge source="a" target="b"/>\n<edge source="b" target="a"/>',
     "duplicate node": '<node id="a"/>\n<node id="a"/>',
+    "features given twice": '<node id="a"><data key="f">1</data>\n<data key="f">2</data></node>',
+    "weight given twice": ('<node id="a"/><node id="b"/>\n<edge source="a" target="b"><data key="w">1</data>'
+                           '<data key="w">2</data></edge>'),
     "must and cannot": ('<node id="a"/><node id="b"/>\n<edge source="a" target="b"><data key="k">must</data></edge>\n'
                         '<edge source="b" target="a"><data key="k">cannot</data></edge>'),
     "undeclared node": '<node id="a"/>\n<edge source="a" target="z"/>',

@@ -1,9 +1,11 @@
 """Read graphclust GraphML: the data graph and its side information.
 
-:func:`read_graphml` reads a file and :func:`parse_graphml` a string. :func:`read_side_info`
-reads a side-information file alone, GraphML or CSV: it tells them apart by their content,
-so it lives here beside the GraphML parser, and the CSV rows are read by
-:mod:`graphclust.io.side_csv`. The format is described in :mod:`graphclust.io`.
+:func:`read_graphml` reads a file and :func:`parse_graphml` a string; :func:`read_problem`
+reads a file straight into a :class:`~graphclust.Problem`, with the same parser, without
+building a networkx graph. :func:`read_side_info` reads a side-information file
+alone, GraphML or CSV: it tells them apart by their content, so it lives here beside
+the GraphML parser, and the CSV rows are read by :mod:`graphclust.io.side_csv`. The
+format is described in :mod:`graphclust.io`.
 
 Security
 --------
@@ -20,9 +22,10 @@ Memory
 ------
 The file is read in a single streaming pass, and what is kept is compact: each node id
 once, data edges in flat arrays (node indices, weight, line), and a ``features``
-value parsed a chunk at a time as it arrives, so its text is never held whole. The
-peak is therefore the returned networkx graph plus a small overhead; figures are in
-``docs/graphml.md``. A :class:`MemoryError` becomes a :class:`GraphMLError` that
+value parsed a chunk at a time as it arrives into a C array of doubles, so its text is
+never held whole. The peak is therefore the returned networkx graph plus a small
+overhead; :func:`read_problem` turns the same records into arrays instead, which cost
+less than the file; figures are in ``docs/graphml.md``. A :class:`MemoryError` becomes a :class:`GraphMLError` that
 says memory ran out and names the element being read.
 """
 
