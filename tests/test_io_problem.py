@@ -171,6 +171,17 @@ def test_estimator_fits_the_same(tmp_path):
     assert a.partition_ == b.partition_
 
 
+def test_records_past_four_byte_indices(tmp_path, monkeypatch):
+    """The 8-byte arrays the records widen to give the same Problem."""
+    G, S = _random_problem(5)
+    path = tmp_path / "g.graphml"
+    write_graphml(path, G, S)
+    expected = read_problem(path)[0]
+    monkeypatch.setattr(graphml_read, "_NARROW", 7)
+    P, _ = check_same(path)
+    assert_same_problem(P, expected)
+
+
 # ---------------------------------------------------------------------- same errors
 BAD = {
     "duplicate data edge": '<node id="a"/><node id="b"/>\n<edge source="a" target="b"/>\n<edge source="b" target="a"/>',
@@ -235,6 +246,9 @@ def test_out_of_memory_while_building_the_problem(tmp_path, monkeypatch):
                        r"\(2 nodes, 1 data edges read\)") as info:
         read_problem(path)
     assert info.value.path == str(path) and info.value.element == "<graph>"
+    monkeypatch.setattr(graphml_read, "_side_from", boom)
+    with pytest.raises(GraphMLError, match=r"while building the side information \(2 nodes, 1 data edges read\)"):
+        read_problem(path)
 
 
 # ---------------------------------------------------------------------- memory

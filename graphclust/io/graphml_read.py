@@ -1031,7 +1031,12 @@ def _problem_and_side(rec, keys, reader, side=None, *, features=True, allow_empt
     if nodes is None:
         raise _out_of_memory("building the Problem", counts, rec, reader.path)
     if side is None:
-        S = _side_from(rec, keys)
+        try:
+            S = _side_from(rec, keys)
+        except MemoryError:
+            S = None
+        if S is None:
+            raise _out_of_memory("building the side information", counts, rec, reader.path)
     else:
         S = _merge_side(rec, keys, _read_side_records(side, nodes), _source_name(side))
     n = len(nodes)
