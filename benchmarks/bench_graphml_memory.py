@@ -18,8 +18,9 @@ straight to disk so that files of hundreds of MB are quick to make:
   about 8 bytes a value): short values, nearly all distinct;
 * ``nodes``: ``--nodes`` nodes with a ``--dim``-vector of features each.
 
-Each file is read in a **fresh subprocess** (by ``gc.io.read_graphml`` and, as a
-peer, by ``networkx.read_graphml``), which reports:
+Each file is read in a **fresh subprocess** (by ``gc.io.read_graphml``, by
+``gc.io.read_problem``, which builds the ``Problem`` arrays without a networkx graph,
+and, as a peer, by ``networkx.read_graphml``), which reports:
 
 * ``peak``: the peak resident set size (``getrusage(RUSAGE_SELF).ru_maxrss``) minus
   the resident set size after the imports, just before reading. RSS is what the
@@ -31,7 +32,9 @@ peer, by ``networkx.read_graphml``), which reports:
   baseline: what the returned graph itself costs (plus any allocator slack);
 * ``graph``: the size of the returned graph's own objects, the sum of ``sys.getsizeof``
   over every distinct object reachable from its node, adjacency and graph dicts
-  (measured after the two figures above); it is what the caller asked for, and
+  (measured after the two figures above); for ``read_problem``, the bytes of the
+  Problem's arrays (``W``'s three, ``X``, counts, vertex weights, constraints) plus
+  its node list and node index dict; it is what the caller asked for, and
   ``peak - graph`` is the reader's own overhead beyond it. ``held`` is above
   ``graph`` by the allocator's slack (memory freed during the read but kept by
   Python's allocator in partly used arenas).
@@ -43,9 +46,9 @@ a run that hits either is reported as such.
 
     python benchmarks/bench_graphml_memory.py [--edges 1000000] [--feature-mb 100]
         [--nodes 100000 --dim 50] [--repeats 3] [--nx-budget 600] [--kinds edges,features,...]
-        [--dir DIR] [--json out.json]
+        [--readers graphclust,problem] [--no-networkx] [--dir DIR] [--json out.json]
 
-``--repeats`` reruns the graphclust reader (each in a fresh process): the times (wall
+``--repeats`` reruns each graphclust reader (each in a fresh process): the times (wall
 clock and CPU) are medians and the peak the largest of the runs. Files are written to ``--dir`` (a
 temporary folder by default, removed at the end).
 """
@@ -223,9 +226,32 @@ def _trim():
 
 
 def deep_size(G):
-    """Bytes of every distinct object reachable from the graph's dicts (``sys.getsizeof``)."""
+    """Bytes of every distinct object reachable from the graph's dicts (``sys.getsizeof``;
+    a numpy array that does not own its data counts its ``nbytes`` too)."""
     seen, total = set(), 0
     stack = [G.graph, G._node, G._adj]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, np.ndarray) and not obj.flags.owndata:
+            total += obj.nbytes  # a view (a features array over the parse's buffer): getsizeof counts no data
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            stack.extend(obj)
+    return total
+
+
+def problem_size(P):
+    """Bytes of a Problem's arrays, plus its node list and node index dict (``deep_size``'s way)."""
+    arrays = [P.W.data, P.W.indices, P.W.indptr, P.X, P.counts, P.vertex_weights, P.constraints,
+              P.constraint_weights]
+    total = sum(a.nbytes for a in arrays if a is not None)
+    seen, stack = set(), [P.nodes, P.__dict__.get("index", {})]
     while stack:
         obj = stack.pop()
         if id(obj) in seen:
@@ -235,7 +261,7 @@ def deep_size(G):
         if isinstance(obj, dict):
             stack.extend(obj.keys())
             stack.extend(obj.values())
-        elif isinstance(obj, (list, tuple, set, frozenset)):
+        elif isinstance(obj, (list, tuple)):
             stack.extend(obj)
     return total
 
@@ -247,7 +273,7 @@ def child(reader, path):
 
     import graphclust as gc
 
-    read = gc.io.read_graphml if reader == "graphclust" else nx.read_graphml
+    read = {"graphclust": gc.io.read_graphml, "problem": gc.io.read_problem, "networkx": nx.read_graphml}[reader]
     _trim()
     base = _rss_bytes()
     t0, c0 = time.perf_counter(), time.process_time()
@@ -257,8 +283,12 @@ def child(reader, path):
     _trim()
     held = _rss_bytes()
     G = result[0] if isinstance(result, tuple) else result
-    print(json.dumps({"base": base, "peak": peak - base, "held": held - base, "graph": deep_size(G),
-                      "seconds": seconds, "cpu": cpu, "nodes": G.number_of_nodes(), "edges": G.number_of_edges()}))
+    if isinstance(G, gc.Problem):
+        size, nodes, edges = problem_size(G), G.n_nodes, G.n_edges
+    else:
+        size, nodes, edges = deep_size(G), G.number_of_nodes(), G.number_of_edges()
+    print(json.dumps({"base": base, "peak": peak - base, "held": held - base, "graph": size,
+                      "seconds": seconds, "cpu": cpu, "nodes": nodes, "edges": edges}))
     del result, G
 
 
@@ -298,6 +328,8 @@ def main():
     ap.add_argument("--dim", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--readers", default="graphclust,problem",
+                    help="graphclust readers to run: graphclust (read_graphml), problem (read_problem)")
     ap.add_argument("--no-networkx", action="store_true")
     ap.add_argument("--nx-budget", type=float, default=600.0, help="seconds per networkx read")
     ap.add_argument("--nx-limit-gb", type=float, default=8.0, help="address-space limit of a networkx read")
@@ -319,18 +351,19 @@ def main():
             info = KINDS[kind](path, a)
             size = os.path.getsize(path)
             print(f"# {kind}: {_mb(size):.1f} MB, {info}, written in {time.perf_counter() - t0:.1f} s", flush=True)
-            runs = [run_child("graphclust", path) for _ in range(a.repeats)]
-            bad = [r for r in runs if "error" in r]
-            if bad:
-                raise SystemExit(f"graphclust reader failed on {kind}: {bad[0]['error']}")
-            row = {"kind": kind, "size": size, **info, "reader": "graphclust",
-                   "seconds": statistics.median(r["seconds"] for r in runs),
-                   "all_seconds": [r["seconds"] for r in runs],
-                   "cpu": statistics.median(r["cpu"] for r in runs),
-                   "peak": max(r["peak"] for r in runs), "held": max(r["held"] for r in runs),
-                   "graph": runs[0]["graph"]}
-            rows.append(row)
-            print(f"  graphclust: {row}", flush=True)
+            for reader in a.readers.split(","):
+                runs = [run_child(reader, path) for _ in range(a.repeats)]
+                bad = [r for r in runs if "error" in r]
+                if bad:
+                    raise SystemExit(f"{reader} reader failed on {kind}: {bad[0]['error']}")
+                row = {"kind": kind, "size": size, **info, "reader": reader,
+                       "seconds": statistics.median(r["seconds"] for r in runs),
+                       "all_seconds": [r["seconds"] for r in runs],
+                       "cpu": statistics.median(r["cpu"] for r in runs),
+                       "peak": max(r["peak"] for r in runs), "held": max(r["held"] for r in runs),
+                       "graph": runs[0]["graph"]}
+                rows.append(row)
+                print(f"  {reader}: {row}", flush=True)
             if not a.no_networkx:
                 r = run_child("networkx", path, a.nx_budget, a.nx_limit_gb)
                 row = {"kind": kind, "size": size, **info, "reader": "networkx", **r}

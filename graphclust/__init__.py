@@ -26,7 +26,7 @@ from .graphs import (
     sparsify,
 )
 from .inference import InferenceResult, solve
-from .io import parse_graphml, read_graphml, read_side_info, write_graphml, write_side_info_csv
+from .io import parse_graphml, read_graphml, read_problem, read_side_info, write_graphml, write_side_info_csv
 from .merge import Lift, contract
 from .conflict_repair import SuspectReport, repair, suspects
 from .metrics import ari, nmi, pairwise_f_measure, violations
@@ -70,6 +70,7 @@ __all__ = [
     "sparsify",
     # input / output
     "read_graphml",
+    "read_problem",
     "parse_graphml",
     "write_graphml",
     "read_side_info",

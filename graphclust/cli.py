@@ -57,16 +57,23 @@ def _truth(G):
 
 
 def _cmd_check(args):
-    from .io import read_graphml
+    if args.suspects:  # the suspects may weigh the node features: the graph as the user gave it
+        from .io import read_graphml
 
-    G, S = read_graphml(args.file, side=args.side)
-    report = S.check(G, n_clusters=args.n_clusters)
-    print(f"{args.file}: {G.number_of_nodes()} nodes, {G.number_of_edges()} data edges")
+        data, S = read_graphml(args.file, side=args.side)
+        n_nodes, n_edges = data.number_of_nodes(), data.number_of_edges()
+    else:  # the constraints and the node list only: no networkx graph, no feature matrix
+        from .io.graphml_read import _read_problem
+
+        data, S, n_edges = _read_problem(args.file, side=args.side, features=False, allow_empty=True)
+        n_nodes = data.n_nodes
+    report = S.check(data, n_clusters=args.n_clusters)
+    print(f"{args.file}: {n_nodes} nodes, {n_edges} data edges")
     print(report.summary())
     if args.suspects and report.conflicts and not report.hard_conflicts:
         from .conflict_repair import suspects
 
-        print(suspects(S, G).summary())
+        print(suspects(S, data).summary())
     return 0 if report.feasible else 1
 
 

@@ -85,5 +85,5 @@ def test_graphml_doc_example_parses():
     text = (ROOT / "docs" / "graphml.md").read_text()
     (xml,) = re.findall(r"```xml\n(.*?)```", text, flags=re.S)
     G, S = gc.parse_graphml(xml)
-    assert G.nodes["a"]["features"] == [0.5, 1.25] and G["a"]["b"]["weight"] == 0.9
+    assert G.nodes["a"]["features"].tolist() == [0.5, 1.25] and G["a"]["b"]["weight"] == 0.9
     assert S.edges() == [("a", "c", float("-inf"))] and S.seeds == {"a": "fg"}

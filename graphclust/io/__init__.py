@@ -30,7 +30,8 @@ Edges
 Node attributes
     ``features``: a numeric vector written as a whitespace-separated string
     (``"0.5 1.25"``); commas and a JSON-style ``"[0.5, 1.25]"`` are accepted on
-    reading; it is read back as a list of floats. ``label``: the seed label of a node
+    reading; it is read back as a float64 ndarray (writing takes any flat numeric
+    sequence: a list, a tuple or an array). ``label``: the seed label of a node
     (it goes to ``S.seeds``, not to ``G``). ``truth``: ground-truth class, kept on
     ``G`` like any other attribute.
 Other attributes
@@ -49,8 +50,8 @@ Node tokens are matched to the data graph's node keys by the same int/str/repr
 rule. Fields are stripped of surrounding blanks.
 """
 
-from .graphml_read import parse_graphml, read_graphml, read_side_info
+from .graphml_read import parse_graphml, read_graphml, read_problem, read_side_info
 from .graphml_write import write_graphml
 from .side_csv import write_side_info_csv
 
-__all__ = ["read_graphml", "parse_graphml", "write_graphml", "read_side_info", "write_side_info_csv"]
+__all__ = ["read_graphml", "read_problem", "parse_graphml", "write_graphml", "read_side_info", "write_side_info_csv"]
