@@ -74,3 +74,39 @@ def test_the_partition_does_not_depend_on_the_units_of_the_weights(name, factor)
     assert est.result_.objective == pytest.approx(base.result_.objective, rel=1e-9)
     if name == "COSC":
         assert est.cut_value_ == pytest.approx(base.cut_value_ * factor, rel=1e-9)
+
+
+def _engine_energy(K, attractive, factor):
+    from graphclust.energy import Energy
+
+    rng = np.random.default_rng(0)
+    n = 10
+    U = rng.uniform(0.0, 2.0, (n, K))
+    edges = np.array([(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.35])
+    w = rng.uniform(0.2, 1.2, len(edges))
+    if not attractive:
+        w[:3] *= -1
+    return Energy(U * factor, edges, w * factor)
+
+
+def _engine_cases():
+    from graphclust.inference import ENGINES
+
+    for name, (_, caps) in sorted(ENGINES.items()):
+        for attractive in (True, False):
+            if attractive or not caps.get("attractive_only"):
+                yield name, 2 if caps.get("binary_only") else 3, attractive
+
+
+@pytest.mark.parametrize("name, K, attractive", list(_engine_cases()))
+@pytest.mark.parametrize("factor", [1e-8, 1e8])
+def test_every_engine_gives_the_same_labels_in_any_units(name, K, attractive, factor):
+    """Every engine's stopping rules and margins are relative (the LP's solver sees the
+    costs divided by the largest): an energy times a factor gives the same labels, and
+    the same energy and bound times the factor."""
+    base = gc.solve(_engine_energy(K, attractive, 1.0), name, random_state=0)
+    res = gc.solve(_engine_energy(K, attractive, factor), name, random_state=0)
+    np.testing.assert_array_equal(res.labels, base.labels)
+    assert res.energy == pytest.approx(base.energy * factor, rel=1e-9)
+    if base.lower_bound is not None:
+        assert res.lower_bound == pytest.approx(base.lower_bound * factor, rel=1e-6)

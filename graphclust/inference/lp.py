@@ -177,7 +177,7 @@ def lp_relaxation(energy, *, solver="HIGHS", max_nodes=MAX_NODES, max_variables=
         if prob.status != "optimal":
             raise GraphclustError(f"the LP solver {solver} stopped with status {prob.status!r}, not 'optimal'")
         marginals = np.clip(np.asarray(mu.value, dtype=np.float64), 0.0, 1.0)
-        lower_bound = float(prob.value) + energy.constant
+        lower_bound = float(prob.value) * model.scale + energy.constant
         compile_seconds = float(getattr(prob, "compilation_time", None) or 0.0)
         stats_time = getattr(prob.solver_stats, "solve_time", None)
         solver_seconds = float(stats_time) if stats_time else max(solve_call - compile_seconds, 0.0)
@@ -236,6 +236,18 @@ class _LPModel:
         self.table_edges, self.tables = te, T
         lc = energy.label_costs
         self.label_costs = lc if lc is not None and (lc > 0).any() else None
+        # the solver's tolerances are absolute: it sees the costs divided by the largest
+        # finite one (the same answer in any units; the bound is multiplied back)
+        finite = [a[np.isfinite(a)] for a in (self.unary, self.attr[1], self.rep[1], T,
+                                              lc if self.label_costs is not None else np.zeros(0))]
+        peak = max((float(np.abs(a).max()) for a in finite if a.size), default=0.0)
+        self.scale = peak if 0.0 < peak < np.inf else 1.0
+        self.unary = self.unary / self.scale
+        self.attr = (self.attr[0], self.attr[1] / self.scale)
+        self.rep = (self.rep[0], self.rep[1] / self.scale)
+        self.tables = T / self.scale
+        if self.label_costs is not None:
+            self.label_costs = self.label_costs / self.scale
         self.n_variables = (N * K + (len(self.attr[1]) + len(self.rep[1])) * K + len(te) * K * K
                             + (K if self.label_costs is not None else 0))
 
