@@ -110,3 +110,28 @@ def test_every_engine_gives_the_same_labels_in_any_units(name, K, attractive, fa
     assert res.energy == pytest.approx(base.energy * factor, rel=1e-9)
     if base.lower_bound is not None:
         assert res.lower_bound == pytest.approx(base.lower_bound * factor, rel=1e-6)
+
+
+def _scribbled_image():
+    rng = np.random.default_rng(0)
+    truth = np.zeros((40, 40), dtype=np.int64)
+    truth[8:30, 10:32] = 1
+    img = truth + rng.normal(scale=0.5, size=truth.shape)
+    scrib = np.zeros_like(truth)
+    scrib[15:20, 15:25] = 2
+    scrib[0:4, 0:30] = 1
+    return img, scrib
+
+
+@pytest.mark.parametrize("graph", ["grid", "superpixels"])
+@pytest.mark.parametrize("factor", [1e-8, 1e8])
+def test_segment_gives_the_same_segmentation_in_any_units(graph, factor):
+    """A float image's intensities in other units: the same segments (the colour model's
+    regularisation is in units of the image's intensity range, the contrast sensitivity
+    comes from the data, SLIC sees the image scaled to [0, 1])."""
+    pytest.importorskip("skimage")
+    img, scrib = _scribbled_image()
+    kw = dict(graph=graph, n_superpixels=100, random_state=0)
+    base = gc.segment(img, scrib, **kw).labels
+    assert 0.1 < (base == 2).mean() < 0.6  # a real segmentation, not one label
+    np.testing.assert_array_equal(gc.segment(img * factor, scrib, **kw).labels, base)
