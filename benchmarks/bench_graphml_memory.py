@@ -225,11 +225,12 @@ def _trim():
         pass
 
 
-def deep_size(G):
-    """Bytes of every distinct object reachable from the graph's dicts (``sys.getsizeof``;
-    a numpy array that does not own its data counts its ``nbytes`` too)."""
+def _reachable_bytes(roots):
+    """Bytes of every distinct object reachable from ``roots`` through dicts, lists,
+    tuples and sets (``sys.getsizeof``; a numpy array that does not own its data counts
+    its ``nbytes`` too)."""
     seen, total = set(), 0
-    stack = [G.graph, G._node, G._adj]
+    stack = list(roots)
     while stack:
         obj = stack.pop()
         if id(obj) in seen:
@@ -246,24 +247,16 @@ def deep_size(G):
     return total
 
 
+def deep_size(G):
+    """Bytes of every distinct object reachable from the graph's dicts."""
+    return _reachable_bytes([G.graph, G._node, G._adj])
+
+
 def problem_size(P):
     """Bytes of a Problem's arrays, plus its node list and node index dict (``deep_size``'s way)."""
     arrays = [P.W.data, P.W.indices, P.W.indptr, P.X, P.counts, P.vertex_weights, P.constraints,
               P.constraint_weights]
-    total = sum(a.nbytes for a in arrays if a is not None)
-    seen, stack = set(), [P.nodes, P.__dict__.get("index", {})]
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        if isinstance(obj, dict):
-            stack.extend(obj.keys())
-            stack.extend(obj.values())
-        elif isinstance(obj, (list, tuple)):
-            stack.extend(obj)
-    return total
+    return sum(a.nbytes for a in arrays if a is not None) + _reachable_bytes([P.nodes, P.__dict__.get("index", {})])
 
 
 def child(reader, path):

@@ -561,7 +561,10 @@ class _Parser:
                 self._edge_fail("a side-information file cannot hold data edges (kind='data')", src, tgt, line)
             w = attrs.get("weight")
             if w is not None:
-                w = self._number(w, src, tgt, line)
+                number = self._number(w, src, tgt, line)
+                if isinstance(w, str):  # a weight key typed "string": a similarity all the same
+                    attrs["weight"] = number
+                w = number
                 if not 0.0 <= w < math.inf:
                     self._edge_fail(
                         f"data edge {src}-{tgt} has weight {w}; similarities must be finite and >= 0",
@@ -946,14 +949,7 @@ def read_graphml(path, side=None):
     >>> sorted(G.edges), S.cannot_links()
     ([(0, 1), (1, 2)], [(0, 2, 1.0)])
     """
-    name = _source_name(path)
-    handle, close = _open_source(path)
-    try:
-        rec, keys, reader = _parse(handle, name)
-    finally:
-        if close:
-            handle.close()
-    return _graph_and_side(rec, keys, reader, side)
+    return _graph_and_side(*_parse_path(path), side)
 
 
 def parse_graphml(data):
@@ -1168,14 +1164,18 @@ def _read_problem(path, side=None, **options):
     """:func:`read_problem` and the number of data edges (what ``G.number_of_edges()``
     would say: self loops and zero weights included, unlike ``problem.n_edges``);
     ``options`` go to :func:`_problem_and_side`."""
+    return _problem_and_side(*_parse_path(path), side, **options)
+
+
+def _parse_path(path):
+    """``(records, keys, reader)`` of the GraphML file (or binary file object) ``path``."""
     name = _source_name(path)
     handle, close = _open_source(path)
     try:
-        rec, keys, reader = _parse(handle, name)
+        return _parse(handle, name)
     finally:
         if close:
             handle.close()
-    return _problem_and_side(rec, keys, reader, side, **options)
 
 
 # ---------------------------------------------------------------------- side files
