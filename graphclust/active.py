@@ -758,8 +758,9 @@ def _strategy_farthest_first(ctx, k, rng):
                 g, d = nearest_open_group(i)
                 if g is not None:
                     ask(i, g, float(np.sqrt(d)))
-    a, b = np.asarray(out_a, np.int64), np.asarray(out_b, np.int64)
-    return a, b, np.asarray(out_s, float), np.full(len(a), np.nan), len(a)
+    order = np.argsort(-np.asarray(out_s, float), kind="stable")
+    a, b = np.asarray(out_a, np.int64)[order], np.asarray(out_b, np.int64)[order]
+    return a, b, np.asarray(out_s, float)[order], np.full(len(a), np.nan), len(a)
 
 
 def _excluded(ctx, i, j):
@@ -931,8 +932,9 @@ class ActiveLoop:
         A key of :data:`STRATEGIES`. Strategies that need marginals begin with
         ``"farthest_first"`` until the answers hold a must-link and a cannot-link
         (``cold_start=True``).
-    batch_size : int, default=10
-        Questions per batch.
+    batch_size : int or sequence of int, default=10
+        Questions per batch; a sequence is a schedule (its last entry repeats), e.g.
+        ``[10, 10, 30, 50]`` for small batches while the model is poor.
     weight : float, default=1.0
         Strength of each answered constraint (``numpy.inf`` for hard ones). Soft
         answers let the methods that model noise (HMRF's cross-validated trust,
@@ -1007,7 +1009,10 @@ class ActiveLoop:
             raise InvalidParameterError(
                 f"strategy must be one of {', '.join(map(repr, STRATEGIES))}, got {self.strategy!r}")
         budget = check_int(budget, "budget", low=1)
-        batch_size = check_int(self.batch_size, "batch_size", low=1)
+        schedule = list(self.batch_size) if isinstance(self.batch_size, (list, tuple, np.ndarray)) else [self.batch_size]
+        if not schedule:
+            raise InvalidParameterError("batch_size must be an int >= 1 or a non-empty sequence of them")
+        schedule = [check_int(b, "batch_size", low=1) for b in schedule]
         weight = check_float(self.weight, "weight", low=0.0, low_open=True, allow_inf=True)
         if not callable(oracle):
             raise InvalidParameterError(f"oracle must be callable as oracle(u, v), got {type(oracle).__name__}")
@@ -1028,7 +1033,7 @@ class ActiveLoop:
         self._record(est, S, problem, scorer, 0, counts, 0.0, fit_seconds, None)
         asked = 0
         while asked < budget:
-            k = min(batch_size, budget - asked)
+            k = min(schedule[min(len(self.history_) - 1, len(schedule) - 1)], budget - asked)
             strategy = self.strategy
             if self.cold_start and STRATEGIES[strategy] and not (
                     any(w > 0 for *_, w in S.edges()) and any(w < 0 for *_, w in S.edges())):
