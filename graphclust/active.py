@@ -50,6 +50,7 @@ __all__ = [
     "query",
     "node_marginals",
     "coclustering_probability",
+    "parse_answer",
     "LabelOracle",
     "PromptOracle",
     "ActiveLoop",
@@ -391,9 +392,8 @@ def coclustering_probability(estimator, pairs, X=None, *, marginals="auto", side
     >>> import graphclust as gc
     >>> X = np.array([[0.0], [0.1], [5.0], [5.1], [2.55]])
     >>> est = gc.HMRF(gc.potentials.Centroids(2), random_state=0).fit(X)
-    >>> p = gc.active.coclustering_probability(est, [[0, 1], [0, 2], [0, 4]])
-    >>> bool(p[0] > 0.99), bool(p[1] < 0.01), bool(0.2 < p[2] < 0.8)
-    (True, True, True)
+    >>> gc.active.coclustering_probability(est, [[0, 1], [0, 2], [0, 4]]).round(2).tolist()
+    [1.0, 0.0, 0.89]
     """
     ctx = _Context(estimator, X, sideinfo, marginals)
     pairs = _check_index_pairs(pairs, ctx.n)
@@ -942,12 +942,15 @@ class ActiveLoop:
         earlier ones (only possible within one batch, as the closure keeps decided
         pairs out) is kept, and counted in ``history_``'s ``n_conflicts``
         (:meth:`SideInfo.check`).
-    warm_start : bool, default=True
-        Start each refit from the previous fit where the estimator allows it (HMRF:
-        ``init`` = the previous centroids is tried, and kept if its objective is no
-        worse than a cold refit is not checked; see Notes). Estimators with a
-        ``warm_start`` parameter get ``warm_start=True``.
+    warm_start : bool, default=False
+        Start each refit from the previous fit where the estimator allows it: an
+        estimator with a ``warm_start`` parameter gets ``warm_start=True``; HMRF gets
+        ``init=`` the previous centroids (which skips its search over two starts, so
+        it is faster but can settle in the previous answer's basin). ``False``: a
+        fresh fit of a clone every time.
     cold_start : bool, default=True
+        Begin with ``"farthest_first"`` while the answers hold no must-link or no
+        cannot-link (there is no model of the constraints to be uncertain about yet).
     marginals : str, default="auto"
         See :func:`node_marginals`.
     random_state : None, int or numpy.random.Generator, default=None
@@ -968,10 +971,16 @@ class ActiveLoop:
     queries_ : list of tuple
         ``(u, v, answer)`` in the order asked, answer ``True``/``False``/``None``.
 
-    Notes
-    -----
-    Warm start for HMRF means ``init=`` the previous fit's centroids, which skips
-    HMRF's two-start search; ``warm_start=False`` refits from scratch each time.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import graphclust as gc
+    >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [2.6]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> loop = ActiveLoop(gc.HMRF(gc.potentials.Centroids(2), random_state=0), batch_size=2, random_state=0)
+    >>> loop = loop.run(X, LabelOracle(y), budget=4, scorer=lambda est: gc.ari(y, est.labels_))
+    >>> loop.history_[-1]["n_queries"], loop.history_[-1]["score"]
+    (4, 1.0)
     """
 
     def __init__(self, estimator, *, strategy="uncertainty", batch_size=10, weight=1.0, warm_start=False,
@@ -1111,8 +1120,8 @@ def run_active(estimator, X, oracle, budget, *, batch_size=10, strategy="uncerta
     >>> loop = gc.active.run_active(gc.HMRF(gc.potentials.Centroids(3), random_state=0), X,
     ...                             gc.active.LabelOracle(y, random_state=0), budget=20,
     ...                             scorer=lambda est: gc.ari(y, est.labels_), random_state=0)
-    >>> [r["n_queries"] for r in loop.history_]
-    [0, 10, 20]
+    >>> [(r["n_queries"], r["strategy"]) for r in loop.history_]  # cold start until a must- and a cannot-link
+    [(0, None), (1, 'farthest_first'), (3, 'farthest_first'), (13, 'uncertainty'), (20, 'uncertainty')]
     """
     loop = ActiveLoop(estimator, strategy=strategy, batch_size=batch_size, **options)
     return loop.run(X, oracle, budget, sideinfo=sideinfo, scorer=scorer)
@@ -1177,7 +1186,7 @@ def _segmentation_probabilities(seg):
     raise InvalidParameterError("the segmentation carries neither marginals nor an estimator")
 
 
-def suggest_strokes(segmentation, n_strokes=3, *, radius=None, exclude=None):
+def suggest_strokes(segmentation, n_strokes=3, *, radius=None, exclude=None, spread=0.0):
     """Where a scribble would help most: the most uncertain regions of a segmentation.
 
     Each pixel's label entropy is computed from the segmentation's marginals (BP's
@@ -1194,6 +1203,14 @@ def suggest_strokes(segmentation, n_strokes=3, *, radius=None, exclude=None):
         Default: 1/40 of the longer side (at least 1).
     exclude : array-like of shape (rows, cols) or None, default=None
         Pixels not to suggest (e.g. already scribbled: non-zero entries).
+    spread : float >= 0, default=0.0
+        Add ``spread`` times the distance to the nearest excluded pixel (both terms
+        scaled to a maximum of 1) to the score, so that suggestions also go where no
+        one has scribbled. Entropy alone finds the seams the model is unsure of, but
+        not the regions its colour model gets confidently wrong; on a noisy
+        silhouette with a brightness ramp (``examples/09_active_learning.ipynb``)
+        random strokes beat entropy alone, and ``spread=1`` catches up with them after
+        a few strokes.
 
     Returns
     -------
@@ -1236,8 +1253,15 @@ def suggest_strokes(segmentation, n_strokes=3, *, radius=None, exclude=None):
         if ex.shape != (rows, cols):
             raise InvalidParameterError(f"exclude must have the image's shape {(rows, cols)}, got {ex.shape}")
         blocked |= ex != 0
+    spread = check_float(spread, "spread", low=0.0)
     points, scores = [], []
-    work = np.where(blocked, -np.inf, score)
+    work = score / max(float(score.max()), 1e-300)
+    if spread > 0 and blocked.any():
+        from scipy.ndimage import distance_transform_edt
+
+        far = distance_transform_edt(~blocked)
+        work = work + spread * far / max(float(far.max()), 1e-300)
+    work = np.where(blocked, -np.inf, work)
     for _ in range(n_strokes):
         flat = int(np.argmax(work))
         if not np.isfinite(work.flat[flat]):

@@ -332,3 +332,17 @@ def test_suggest_strokes_points_at_the_ambiguous_seam():
     icm = gc.segment(img, scrib, method="hmrf-icm", random_state=0)
     with pytest.raises(InvalidParameterError, match="hmrf-bp"):
         gc.active.suggest_strokes(icm)
+
+
+def test_spread_sends_suggestions_away_from_the_scribbles():
+    """A flat image: no entropy to go by, so spread alone decides, and the farthest
+    corner from the scribbles wins."""
+    img = np.zeros((20, 20))
+    img[:, 10:] = 1.0
+    scrib = np.zeros((20, 20), dtype=int)
+    scrib[0:3, 0:3], scrib[0:3, 17:20] = 1, 2
+    seg = gc.segment(img, scrib, random_state=0)
+    hint = gc.active.suggest_strokes(seg, n_strokes=1, radius=1, exclude=scrib, spread=10.0)
+    assert hint.points[0, 0] >= 15
+    with pytest.raises(InvalidParameterError, match="spread must be >= 0"):
+        gc.active.suggest_strokes(seg, spread=-1.0)
