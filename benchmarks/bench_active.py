@@ -270,11 +270,22 @@ def report(records, budgets):
             ours, _ = _median_auc(by[(d, p, best_m)], budgets, n)
             if v > ours:
                 beaten.append(f"{m[5:]} {v:.3f} > {ours:.3f}" + (f" (<= {budgets[n - 1]})" if n < len(budgets) else ""))
+        ratios = []
+        for e in sorted({m.split(":")[1] for m in gc_methods}):
+            r_e, _ = _median_auc(by[(d, p, f"gc:{e}:random")], budgets)
+            tops = [(_median_auc(by[(d, p, m)], budgets)[0], m) for m in gc_methods
+                    if m.split(":")[1] == e and not m.endswith(":random")]
+            tops = [t for t in tops if t[0] is not None]
+            if r_e and tops:
+                v, m = max(tops)
+                ratios.append((v / r_e, m))
+        best_ratio = max(ratios) if ratios else (float("nan"), "")
         verdicts.append(
             f"* {d}, noise {p:g}: best graphclust {best_m[3:]} {best:.3f}; vs random with {est} {rand:.3f} "
             f"(x{ratio:.2f}: {'MET' if ratio >= RATIO else 'NOT MET'}); vs peers: "
             + ("MET" if not beaten else "NOT MET (" + ", ".join(beaten) + ")")
-            + (f"; peers that failed: {', '.join(m[5:] for m in failed)}" if failed else ""))
+            + (f"; peers that failed: {', '.join(m[5:] for m in failed)}" if failed else "")
+            + f"; largest best-strategy/random ratio over the estimators: {best_ratio[1][3:]} x{best_ratio[0]:.2f}")
     out.append("\nTargets:\n")
     out.extend(verdicts)
     return "\n".join(out)

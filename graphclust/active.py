@@ -1209,8 +1209,9 @@ def suggest_strokes(segmentation, n_strokes=3, *, radius=None, exclude=None, spr
         one has scribbled. Entropy alone finds the seams the model is unsure of, but
         not the regions its colour model gets confidently wrong; on a noisy
         silhouette with a brightness ramp (``examples/09_active_learning.ipynb``)
-        random strokes beat entropy alone, and ``spread=1`` catches up with them after
-        a few strokes.
+        random strokes beat entropy alone (pixel accuracy 0.78 against 0.93 after
+        eight strokes), and ``spread=1`` comes within a few points of them (0.91) from
+        the fourth stroke on.
 
     Returns
     -------
