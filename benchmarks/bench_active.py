@@ -297,6 +297,7 @@ def parse(argv):
                     help="iris, wine, breast_cancer, ecoli; 3 seeds; budgets 10,20,50,100,200; PCKMeans peers only")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seed-start", type=int, default=0, help="first seed (to resume or split a run)")
     ap.add_argument("--noise", default="0,0.1")
     ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
     ap.add_argument("--estimators", default=",".join(ESTIMATORS))
@@ -347,7 +348,7 @@ def main(argv=None):
             for dataset in args.datasets:
                 X, y, k = load(dataset, "zscore")
                 for noise in args.noise:
-                    for seed in range(args.seeds):
+                    for seed in range(args.seed_start, args.seed_start + args.seeds):
                         jobs = [("gc", e, s) for e in args.estimators for s in args.strategies]
                         jobs += [("peer", s, c) for s in args.peers for c in args.peer_clusterers]
                         for kind, a, b in jobs:

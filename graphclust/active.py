@@ -699,7 +699,7 @@ def _strategy_farthest_first(ctx, k, rng):
         for g in groups:
             if g in busy and ctx.comp_size[g] == 1:
                 continue
-            if ctx.decided(np.array([i]), members[g][:1])[0] or _excluded(ctx, i, members[g][0]):
+            if ctx.decided(np.array([i]), members[g][:1])[0] or _excluded(ctx, i, members[g]).all():
                 continue
             d = float(((Y[i] - centre[g]) ** 2).sum())
             if d < best_d:
@@ -707,7 +707,8 @@ def _strategy_farthest_first(ctx, k, rng):
         return best, best_d
 
     def ask(i, g, score):
-        j = members[g][np.argmin(((Y[members[g]] - Y[i]) ** 2).sum(axis=1))]
+        open_ = members[g][~_excluded(ctx, i, members[g])]  # "don't know" pairs stay out
+        j = open_[int(np.argmin(((Y[open_] - Y[i]) ** 2).sum(axis=1)))]
         out_a.append(int(i)), out_b.append(int(j)), out_s.append(score)
         busy.add(int(ctx.comp[i])), busy.add(g)
 
@@ -763,10 +764,12 @@ def _strategy_farthest_first(ctx, k, rng):
     return a, b, np.asarray(out_s, float)[order], np.full(len(a), np.nan), len(a)
 
 
-def _excluded(ctx, i, j):
+def _excluded(ctx, i, js):
+    """Which pairs ``(i, j)`` for ``j`` in ``js`` the caller excluded."""
+    js = np.asarray(js, np.int64)
     if not len(ctx.exclude_keys):
-        return False
-    return bool(np.isin(min(i, j) * ctx.n + max(i, j), ctx.exclude_keys))
+        return np.zeros(len(js), bool)
+    return np.isin(np.minimum(i, js) * ctx.n + np.maximum(i, js), ctx.exclude_keys)
 
 
 _STRATEGY_FUNCS = {

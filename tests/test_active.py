@@ -134,9 +134,12 @@ def test_random_covers_exactly_the_undecided_component_pairs():
     assert {frozenset((comps[a], comps[b])) for a, b in batch.pairs} == undecided
 
 
-def test_exclude_keeps_skipped_pairs_out(fitted):
-    first = query(fitted, n_queries=3, strategy="uncertainty", random_state=0)
-    again = query(fitted, n_queries=3, strategy="uncertainty", exclude=first.pairs, random_state=0)
+@pytest.mark.parametrize("strategy", list(gc.active.STRATEGIES))
+def test_exclude_keeps_skipped_pairs_out(fitted, strategy):
+    S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(0, 40)])
+    first = query(fitted, sideinfo=S, n_queries=3, strategy=strategy, random_state=0)
+    assert len(first)
+    again = query(fitted, sideinfo=S, n_queries=3, strategy=strategy, exclude=first.pairs, random_state=0)
     assert not {frozenset(p) for p in first.pairs} & {frozenset(p) for p in again.pairs}
 
 
