@@ -41,6 +41,7 @@ from .segmentation import Segmentation, segment
 from .ddmmdpm import DDMMDPM, MMDPM
 from .dcp import DCP, DCPKernel
 from .auto import AutoCluster, cluster
+from . import active
 
 __version__ = "0.1.0.dev0"
 
@@ -105,6 +106,7 @@ __all__ = [
     "pairwise_f_measure",
     "violations",
     # modules
+    "active",
     "datasets",
     "errors",
     "inference",
