@@ -156,10 +156,14 @@ def test_the_dask_grid_refuses_nan_unaries_like_energy():
 
 def test_features_too_large_to_square_are_refused_naming_the_entry():
     X, _ = gc.datasets.load_iris()
-    for est in (gc.HMRF(gc.potentials.Centroids(3)), gc.RDPMeans(n_clusters=3), gc.TVClust(n_iter=5)):
+    for est in (gc.HMRF(gc.potentials.Centroids(3)), gc.RDPMeans(n_clusters=3), gc.TVClust(n_iter=5),
+                gc.DCP(standardize=True, n_iter=5), gc.DDMMDPM(n_iter=5)):  # DCP gave one cluster, DDMMDPM 150
         with pytest.raises(InvalidFeaturesError, match=r"row 131 of X has 7.9e\+160 in column 0: .*divide X"):
             est.fit(X * 1e160)
     assert gc.RDPMeans(n_clusters=3, random_state=0).fit(X * 1e-160).n_clusters_ == 3  # tiny features work
+    # and dd-MMDPM on tiny features finds what it finds in the data's own units
+    np.testing.assert_array_equal(gc.DDMMDPM(n_iter=20, random_state=0).fit(X * 1e-160).labels_,
+                                  gc.DDMMDPM(n_iter=20, random_state=0).fit(X).labels_)
 
 
 def test_weights_and_intensities_near_the_float_limits_work():
