@@ -856,14 +856,19 @@ def _graph_and_side(rec, keys, reader, side=None):
         G = None
     if G is None:
         raise _out_of_memory("building the networkx graph", counts, rec, reader.path)
-    if side is None:
-        try:
-            return G, _side_from(rec, keys)
-        except MemoryError:
-            pass
-        raise _out_of_memory("building the side information", counts, rec, reader.path)
-    side_rec = _read_side_records(side, list(G.nodes))
-    return G, _merge_side(rec, keys, side_rec, _source_name(side))
+    return G, _side_info(rec, keys, reader, counts, side, list(G.nodes))
+
+
+def _side_info(rec, keys, reader, counts, side, nodes):
+    """The SideInfo of the records, with a side file's merged in (its node ids checked
+    against ``nodes``); running out of memory is a GraphMLError saying so."""
+    if side is not None:
+        return _merge_side(rec, keys, _read_side_records(side, nodes), _source_name(side))
+    try:
+        return _side_from(rec, keys)
+    except MemoryError:
+        pass  # raised outside the handler, so the failed frame is let go first
+    raise _out_of_memory("building the side information", counts, rec, reader.path)
 
 
 def _side_from(rec, keys):
@@ -1026,15 +1031,7 @@ def _problem_and_side(rec, keys, reader, side=None, *, features=True, allow_empt
         nodes = None
     if nodes is None:
         raise _out_of_memory("building the Problem", counts, rec, reader.path)
-    if side is None:
-        try:
-            S = _side_from(rec, keys)
-        except MemoryError:
-            S = None
-        if S is None:
-            raise _out_of_memory("building the side information", counts, rec, reader.path)
-    else:
-        S = _merge_side(rec, keys, _read_side_records(side, nodes), _source_name(side))
+    S = _side_info(rec, keys, reader, counts, side, nodes)
     n = len(nodes)
     if n == 0 and not allow_empty:
         raise InvalidGraphError("the data graph is empty: it has no nodes")  # Problem.from_graph's words
