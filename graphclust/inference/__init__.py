@@ -48,15 +48,15 @@ def default_engine(energy, *, bound=False):
     (``docs/benchmarks/expansion.md``, section 4). With ``bound=True`` (a lower bound
     on the minimum is wanted): the exact minimum cut where it applies, TRW-S otherwise
     (its gap was at most 0.005 % on k-NN and superpixel energies)."""
-    exact_cut = (energy.n_labels == 2 and energy.label_costs is None and not len(energy.tables)
-                 and not (energy.weights < 0).any())
+    attractive = not len(energy.tables) and not (energy.weights < 0).any()  # Potts terms, all >= 0
+    exact_cut = energy.n_labels == 2 and energy.label_costs is None and attractive
     if bound:
         return "mincut" if exact_cut else "trws"
     if energy.label_costs is not None:
         return "expansion"
-    if len(energy.tables) or (energy.weights < 0).any():
+    if not attractive:
         return "bp"
-    return "mincut" if energy.n_labels == 2 else "expansion"
+    return "mincut" if exact_cut else "expansion"
 
 
 def solve(energy, method="auto", *, bound=False, **options):
