@@ -123,10 +123,12 @@ def test_the_data_vote_breaks_ties_towards_what_the_features_contradict():
     assert p[far_ml] < p[near_ml] and (p > 0).all()
 
 
-def test_clustering_suspects_are_what_a_robust_clustering_breaks_and_leave_consistent_rest():
-    """method="clustering": the suspects are the soft constraints the noise-robust
-    clustering breaks, so every one kept is kept by that clustering (consistent), and on
-    separated blobs they are the flipped ones, conflict or not."""
+def test_clustering_suspects_are_what_a_robust_clustering_breaks_on_conflict_cycles():
+    """method="clustering": the suspects are the soft constraints on a conflict cycle
+    that the noise-robust clustering breaks, so every one kept is kept by that
+    clustering or on no conflict (consistent), and on separated blobs they are the
+    flipped ones that take part in a conflict."""
+    from graphclust.conflict_repair import on_conflict_cycles
     from graphclust.metrics import violated_mask
 
     X, y = gc.datasets.make_blobs(150, n_clusters=3, cluster_std=0.6, random_state=1)
@@ -139,8 +141,12 @@ def test_clustering_suspects_are_what_a_robust_clustering_breaks_and_leave_consi
     chosen = np.zeros(len(w), dtype=bool)
     chosen[report.rows] = True
     labels = report.clustering.labels_
-    np.testing.assert_array_equal(chosen, violated_mask(labels, pairs, w))
-    assert (chosen & flipped).sum() / chosen.sum() > 0.95 and (chosen & flipped).sum() / flipped.sum() > 0.95
+    broken = violated_mask(labels, pairs, w)
+    cycles = on_conflict_cycles(len(y), pairs, w)
+    np.testing.assert_array_equal(chosen, broken & cycles)
+    assert (broken & ~cycles).any()  # the clustering broke constraints no conflict goes through: kept
+    target = flipped & cycles
+    assert (chosen & flipped).sum() / chosen.sum() > 0.95 and (chosen & target).sum() / target.sum() > 0.95
     fixed, again = gc.repair(S, X, n_clusters=3, random_state=0)
     np.testing.assert_array_equal(again.rows, report.rows)
     assert len(fixed) == len(S) - chosen.sum() and not fixed.check().conflicts
@@ -150,3 +156,33 @@ def test_clustering_suspects_are_what_a_robust_clustering_breaks_and_leave_consi
         gc.suspects(S, X, method="vote")
     with pytest.raises(gc.errors.InvalidParameterError, match="node features"):
         gc.suspects(S, method="clustering")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_on_conflict_cycles_matches_enumerated_simple_paths(seed):
+    """Oracle: a constraint is on a conflict cycle when it is a cannot-link whose ends
+    a must-link path joins, or a must-link on some simple must-link path between the
+    ends of such a cannot-link (every simple path enumerated by networkx)."""
+    import networkx as nx
+
+    from graphclust.conflict_repair import on_conflict_cycles
+
+    rng = np.random.default_rng(seed)
+    n = 12
+    pairs = np.array(sorted({tuple(sorted(rng.choice(n, 2, replace=False))) for _ in range(22)}))
+    w = np.where(rng.random(len(pairs)) < 0.6, 1.0, -1.0)
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(map(tuple, pairs[w > 0].tolist()))
+    expect = np.zeros(len(w), dtype=bool)
+    on_path = set()
+    for r in np.flatnonzero(w < 0):
+        a, b = map(int, pairs[r])
+        if nx.has_path(G, a, b):
+            expect[r] = True
+            for path in nx.all_simple_paths(G, a, b):
+                on_path.update(frozenset(e) for e in zip(path, path[1:]))
+    for r in np.flatnonzero(w > 0):
+        expect[r] = frozenset(map(int, pairs[r])) in on_path
+    got = on_conflict_cycles(n, pairs, w)
+    np.testing.assert_array_equal(got, expect)
