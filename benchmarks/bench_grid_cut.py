@@ -21,12 +21,14 @@ Sections (peers in the same process, one thread each; every energy is computed b
 4. Peak memory, one subprocess per case: the peak resident set (``VmHWM``) the solve
    adds above the built energy, and the whole child's peak above its state after
    imports and compilation, in bytes per pixel: the 2048² horse (K=2, 8-connected),
-   and a 256³ noisy ball (K=2, 6- and 26-connected, contrast-sensitive weights).
+   and a 256³ noisy ball (K=2, 6- and 26-connected, contrast-sensitive weights); with
+   ``--explicit`` also the 2048² horse as an explicit ``Energy`` solved by ``mincut``
+   (the path ``gc.segment`` takes today).
 
 Timings are medians of ``--repeats`` runs, numba kernels compiled beforehand.
 
     python benchmarks/bench_grid_cut.py [--sides 1024,2048] [--repeats 3]
-        [--only horse|potts|warm|memory] [--strokes 9] [--volume 256] [--quick]
+        [--only horse|potts|warm|memory] [--strokes 9] [--volume 256] [--explicit] [--quick]
 """
 
 import argparse
@@ -263,20 +265,30 @@ def memory_child(case):
     energy_mib solve_extra seconds energy``."""
     kind, size, conn = case.split(":")
     size, conn = int(size), int(conn)
-    small = horse_energy(128)[0] if kind == "horse" else ball_energy(8, conn)
+    explicit = kind == "explicit"  # the horse as an explicit Energy, solved by mincut (the old path)
+    build = (lambda s: horse_energy(s)[0]) if kind in ("horse", "explicit") else (lambda s: ball_energy(s, conn))
+    small = build(128 if kind != "ball" else 8)
     grid_cut(small)  # compile / load the kernels outside the measure
+    if explicit:
+        mincut(small.to_energy())
     del small
     _reset_peak()
     start_mib = _status_mib("VmRSS:")
-    G = horse_energy(size)[0] if kind == "horse" else ball_energy(size, conn)
+    G = build(size)
+    n = G.n_pixels
+    if explicit:
+        G = G.to_energy()
+        held = (G.unary.nbytes + G.edges.nbytes + G.weights.nbytes) / 2**20
+    else:
+        held = G.nbytes / 2**20
     build_peak = _status_mib("VmHWM:")
     _reset_peak()
     base = _status_mib("VmRSS:")
     t0 = time.perf_counter()
-    res = grid_cut(G)
+    res = mincut(G) if explicit else grid_cut(G)
     seconds = time.perf_counter() - t0
-    print(f"RESULT {G.n_pixels} {start_mib:.1f} {build_peak:.1f} {base:.1f} {_status_mib('VmHWM:'):.1f} "
-          f"{G.nbytes / 2**20:.1f} {seconds:.2f} {res.energy!r}")
+    print(f"RESULT {n} {start_mib:.1f} {build_peak:.1f} {base:.1f} {_status_mib('VmHWM:'):.1f} "
+          f"{held:.1f} {seconds:.2f} {res.energy!r}")
 
 
 def bench_memory(cases):
@@ -309,6 +321,8 @@ def main(argv=None):
     parser.add_argument("--volume", type=int, default=256, help="side of the 3-D memory cases")
     parser.add_argument("--only", choices=("horse", "potts", "warm", "memory"))
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument("--explicit", action="store_true",
+                        help="memory section: also the explicit Energy + mincut on the largest horse (about 6 GB)")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
@@ -328,7 +342,8 @@ def main(argv=None):
     if args.only in (None, "memory"):
         vol = 32 if args.quick else args.volume
         big = 256 if args.quick else max(sides)
-        bench_memory([f"horse:{big}:8", f"ball:{vol}:6", f"ball:{vol}:26"])
+        bench_memory([f"horse:{big}:8", f"ball:{vol}:6", f"ball:{vol}:26"]
+                     + ([f"explicit:{big}:8"] if args.explicit else []))
 
 
 if __name__ == "__main__":
