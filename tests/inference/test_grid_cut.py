@@ -301,3 +301,43 @@ def test_the_labels_do_not_depend_on_the_units(K, factor):
     res = grid_cut(GridEnergy(U * factor, grid_offsets(2, 8), [w * factor for w in W]))
     np.testing.assert_array_equal(res.labels, base.labels)
     assert res.energy == pytest.approx(base.energy * factor, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- odd shapes and offsets
+@pytest.mark.parametrize("offsets", [[(0, 2), (2, -1)], [(-1, 1), (0, 3), (1, 0)], [(0, 1), (0, -1)]])
+@pytest.mark.parametrize("K", [2, 3])
+def test_any_offsets_long_range_negative_or_opposite(offsets, K):
+    """Offsets are not limited to the standard neighbourhoods: long-range ones, ones
+    whose first coordinate is negative, and an offset with its opposite (two terms on
+    each pair) all give the explicit engines' answer."""
+    rng = np.random.default_rng(len(offsets) + K)
+    shape = (6, 7)
+    U = rng.uniform(0.0, 1.0, shape + (K,))
+    G = GridEnergy(U, offsets, [rng.uniform(0.0, 0.7, shape) for _ in offsets])
+    ref = mincut(G.to_energy()) if K == 2 else alpha_expansion(G.to_energy())
+    assert rel_close(grid_cut(G).energy, ref.energy)
+
+
+def test_one_dimensional_and_single_label_grids():
+    U = np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.0], [0.0, 1.0]])
+    G = GridEnergy(U, grid_offsets(1, 2), [0.5])
+    assert grid_cut(G).labels.tolist() == mincut(G.to_energy()).labels.tolist()
+    one = GridEnergy(np.ones((3, 3, 1)), grid_offsets(2, 4), [1.0, 1.0])
+    res = grid_cut(one)
+    assert res.labels.tolist() == [0] * 9 and res.energy == 9.0
+    res3 = GridCutSolver(one).solve()
+    assert res3.energy == 9.0
+
+
+def test_weights_as_one_stacked_array_and_non_contiguous_unaries():
+    rng = np.random.default_rng(9)
+    U = np.asfortranarray(rng.uniform(0.0, 1.0, (5, 6, 2)))
+    W = rng.uniform(0.0, 1.0, (2, 5, 6))
+    G = GridEnergy(U, grid_offsets(2, 4), W)
+    assert np.array_equal(G.weights[1], W[1].astype(np.float32))
+    assert rel_close(grid_cut(G).energy, mincut(G.to_energy()).energy)
+
+
+def test_progress_bar_runs(capsys):
+    G = random_grid((8, 8), 4, 3, seed=2)
+    assert rel_close(grid_cut(G, progress=True).energy, alpha_expansion(G.to_energy()).energy)
