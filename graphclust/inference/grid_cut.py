@@ -559,7 +559,7 @@ class _GridCore:
             idx = np.asarray(changed, np.int64)
             t_new = (U[idx, 1].astype(np.float64) - U[idx, 0])
             _grid_update(idx, t_new, state.f, state.tr, state.tree, state.parent, state.ts, state.dist,
-                         state.nxt, state.qstate, state.orphans, state.norph, self.shape_a, self.step, self.doff,
+                         state.clock, state.nxt, state.qstate, state.orphans, state.norph, self.shape_a, self.step, self.doff,
                          self.m)
         else:
             with np.errstate(invalid="ignore", over="ignore"):  # beyond float32: a hard seed
@@ -958,13 +958,14 @@ def _grid_roots(tr, tree, parent, dist, nxt, qstate):  # pragma: no cover - comp
 
 
 @njit(cache=True)
-def _grid_update(idx, t_new, f, tr, tree, parent, ts, dist, nxt, qstate, orphans, norph, shape, step, doff,
-                 m):  # pragma: no cover - compiled
+def _grid_update(idx, t_new, f, tr, tree, parent, ts, dist, clock, nxt, qstate, orphans, norph, shape, step,
+                 doff, m):  # pragma: no cover - compiled
     """Move a stored flow to new terminal capacities ``t_new`` (signed, ``U1 − U0``) of
     the pixels ``idx`` and repair the trees (Kohli & Torr 2007; see
     :class:`GridCutSolver`)."""
     c = np.empty(len(shape), np.int64)
     D = 2 * m
+    clock[0] += 1  # the marks of the last search are stale: no node counts as verified rooted
     for k in range(len(idx)):
         p = idx[k]
         _coords(p, shape, c)
