@@ -804,6 +804,12 @@ class GridCutSolver:
                                         "numbers or +inf")
         if len(idx):
             _check_feasible(C, rows=[g._where(i) for i in idx] if np.isinf(C).all(axis=1).any() else None)
+        if g.unary.dtype == np.float32:
+            big = np.isfinite(C) & (np.abs(C) > np.finfo(np.float32).max)
+            if big.any():
+                r, k = (int(x) for x in np.argwhere(big)[0])
+                raise InvalidParameterError(f"costs[{r}, {k}] (pixel {g._where(idx[r])}) is {C[r, k]}, beyond the "
+                                            "range of the energy's float32 unaries")
         g.unary.reshape(-1, K)[idx] = C
         self._changed.append(idx)
         self._stale[:] = False
@@ -945,7 +951,7 @@ def _orphan(x, parent, orphans, norph):  # pragma: no cover - compiled
         norph[0] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grid_roots(tr, tree, parent, dist, nxt, qstate):  # pragma: no cover - compiled
     """Cold start: every pixel with a terminal residual is a root of its tree, active."""
     for i in range(len(tr)):
@@ -957,7 +963,7 @@ def _grid_roots(tr, tree, parent, dist, nxt, qstate):  # pragma: no cover - comp
             _enqueue(i, nxt, qstate)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grid_update(idx, t_new, f, tr, tree, parent, ts, dist, clock, nxt, qstate, orphans, norph, shape, step,
                  doff, m):  # pragma: no cover - compiled
     """Move a stored flow to new terminal capacities ``t_new`` (signed, ``U1 − U0``) of
@@ -1005,7 +1011,7 @@ def _grid_update(idx, t_new, f, tr, tree, parent, ts, dist, clock, nxt, qstate, 
         _enqueue(p, nxt, qstate)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grid_bk(shape, step, doff, m, W, wbase, wmul, z, alpha, f, tr, tree, parent, ts, dist, clock, nxt, qstate,
              orphans, norph):  # pragma: no cover - compiled
     """The Boykov–Kolmogorov search on an implicit grid, from the given trees (active
@@ -1227,7 +1233,7 @@ def _grid_bk(shape, step, doff, m, W, wbase, wmul, z, alpha, f, tr, tree, parent
     return flow
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_expansion(U, W, wbase, wmul, shape, step, doff, m, z, alpha, tr):  # pragma: no cover - compiled
     """Signed terminal residuals of the α-expansion move from ``z`` (``x_p = 1``: ``p``
     takes α): ``U[p, α] − U[p, z_p]`` plus the terminal part of every pair term (see
@@ -1256,7 +1262,7 @@ def _fill_expansion(U, W, wbase, wmul, shape, step, doff, m, z, alpha, tr):  # p
                 tr[q] = np.float64(tr[q]) - 0.5 * w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _apply_move(z, tree, alpha, new):  # pragma: no cover - compiled
     """``new = α`` where the pixel is on the sink side, else ``z``; whether any changed."""
     changed = False
@@ -1269,7 +1275,7 @@ def _apply_move(z, tree, alpha, new):  # pragma: no cover - compiled
     return changed
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grid_energy(U, W, wbase, wmul, shape, step, doff, m, z):  # pragma: no cover - compiled
     """The energy of ``z`` in float64 (for the moves; results use GridEnergy.evaluate)."""
     n = len(z)

@@ -146,6 +146,9 @@ def test_bad_engine_arguments():
         S.update_unary([0, 1], [[0, 0, 0], [0, np.nan, 0]])
     with pytest.raises(InvalidConstraintError, match=r"costs\[0\] \(pixel 0, 1\) forbids every label"):
         S.update_unary([1], [[np.inf] * 3])
+    S32 = GridCutSolver(GridEnergy(np.zeros((3, 4, 2), np.float32), [(0, 1)], [1.0]))
+    with pytest.raises(InvalidParameterError, match=r"costs\[0, 1\] \(pixel 0, 2\) is -1e\+300, beyond the range"):
+        S32.update_unary([2], [[0.0, -1e300]])
     with pytest.raises(InvalidParameterError, match="GridCutSolver needs a GridEnergy"):
         GridCutSolver(G.to_energy())
 
