@@ -17,7 +17,10 @@ Sections (peers in the same process, one thread each; every energy is computed b
 3. Re-solve after a stroke: the 1024² horse energy, then strokes (discs of radius 30 px,
    2821 pixels, given their true label as a hard scribble) at ``--strokes`` places, one
    after the other: ``GridCutSolver.update_unary`` + ``solve`` against a cold
-   ``grid_cut`` of the same energy and PyMaxflow's cold cut.
+   ``grid_cut`` of the same energy and PyMaxflow's cold cut. 3b: the same on the hard
+   K=4 Potts grid of section 2 (discs of radius 24 px given one label's unaries):
+   ``GridCutSolver`` with and without the moves' flows kept, ``grid_cut`` cold from the
+   last labels and from scratch, and ``ExpansionSolver`` on the explicit ``Energy``.
 4. Peak memory, one subprocess per case: the peak resident set (``VmHWM``) the solve
    adds above the built energy, and the whole child's peak above its state after
    imports and compilation, in bytes per pixel: the 2048² horse (K=2, 8-connected),
@@ -241,6 +244,63 @@ def bench_warm(side, n_strokes, radius=30, seed=1):
           f"{solver.flow_bytes / 2**20:.0f} MiB = {solver.flow_bytes / G.n_pixels:.0f} B/pixel)")
 
 
+def bench_warm_potts(side, n_strokes, radius=24, seed=2):
+    from bench_expansion import GRIDS
+    from bench_inference import potts_grid
+
+    from graphclust.energy import Energy
+    from graphclust.inference import ExpansionSolver
+
+    print(f"\n## 3b. Re-solve after a stroke, K=4 hard Potts grid {side}x{side}, 4-connected, strokes of radius "
+          f"{radius} px ({n_strokes} strokes one after the other, one thread)")
+    noise, beta = GRIDS["hard"]
+    E, D, truth, beta = potts_grid(side, side, 4, noise=noise, beta=beta)
+    G = GridEnergy(D.astype(np.float32), grid_offsets(2, 4), [beta, beta])
+    yy, xx = np.mgrid[0:side, 0:side]
+    rng = np.random.default_rng(seed)
+    strokes = []
+    for _ in range(n_strokes):
+        cy, cx = rng.integers(radius, side - radius, 2)
+        idx = np.flatnonzero((((yy - cy) ** 2 + (xx - cx) ** 2) <= radius ** 2).ravel())
+        C = np.ones((len(idx), 4))
+        C[:, int(rng.integers(0, 4))] = 0.0
+        strokes.append((idx, C))
+    solvers = {"GridCutSolver (flows reused)": GridCutSolver(G),
+               "GridCutSolver(reuse_flows=False)": GridCutSolver(G, reuse_flows=False),
+               "ExpansionSolver (explicit Energy, flows reused)": ExpansionSolver(E)}
+    first = {name: S.solve() for name, S in solvers.items()}
+    times = {name: [] for name in solvers}
+    times["grid_cut from the last labels (cold cuts)"] = []
+    times["grid_cut from the unary argmin (cold)"] = []
+    energies = {name: [] for name in times}
+    for idx, C in strokes:
+        for name, S in solvers.items():
+            start = time.perf_counter()
+            S.update_unary(idx, C)
+            r = S.solve()
+            times[name].append(time.perf_counter() - start)
+            energies[name].append(r.energy)
+        ref = solvers["GridCutSolver (flows reused)"]
+        prev = ref.labels  # the same labels as the other solvers' up to ties
+        for name, init in (("grid_cut from the last labels (cold cuts)", prev),
+                           ("grid_cut from the unary argmin (cold)", None)):
+            start = time.perf_counter()
+            r = grid_cut(ref.genergy, init=init)
+            times[name].append(time.perf_counter() - start)
+            energies[name].append(r.energy)
+    base = energies["GridCutSolver (flows reused)"]
+    print("| method | median seconds per stroke | max | max rel. energy diff vs GridCutSolver | kept between solves |")
+    print("|---|---:|---:|---:|---:|")
+    kept = {name: f"{S.flow_bytes / 2**20:.0f} MiB ({S.flow_bytes / G.n_pixels:.0f} B/px)"
+            for name, S in solvers.items()}
+    for name in times:
+        diff = max(abs(a - b) / abs(b) for a, b in zip(energies[name], base))
+        print(f"| {name} | {np.median(times[name]):.4f} | {max(times[name]):.4f} | {diff:.1e} | "
+              f"{kept.get(name, '')} |")
+    print(f"({len(strokes[0][0])} pixels per stroke; first solves: "
+          + ", ".join(f"{name} {r.seconds:.2f} s" for name, r in first.items()) + ")")
+
+
 # --------------------------------------------------------------------------- memory
 def _status_mib(key):
     with open("/proc/self/status") as fh:
@@ -339,6 +399,7 @@ def main(argv=None):
             bench_potts(side, args.repeats)
         if args.only in (None, "warm"):
             bench_warm(side, 3 if args.quick else args.strokes)
+            bench_warm_potts(side, 3 if args.quick else args.strokes)
     if args.only in (None, "memory"):
         vol = 32 if args.quick else args.volume
         big = 256 if args.quick else max(sides)
