@@ -274,14 +274,14 @@ def bench_warm_potts(side, n_strokes, radius=24, seed=2):
     times["grid_cut from the unary argmin (cold)"] = []
     energies = {name: [] for name in times}
     for idx, C in strokes:
+        ref = solvers["GridCutSolver (flows reused)"]
+        prev = ref.labels.copy()  # the labels before the stroke, where the warm solves start
         for name, S in solvers.items():
             start = time.perf_counter()
             S.update_unary(idx, C)
             r = S.solve()
             times[name].append(time.perf_counter() - start)
             energies[name].append(r.energy)
-        ref = solvers["GridCutSolver (flows reused)"]
-        prev = ref.labels  # the same labels as the other solvers' up to ties
         for name, init in (("grid_cut from the last labels (cold cuts)", prev),
                            ("grid_cut from the unary argmin (cold)", None)):
             start = time.perf_counter()
