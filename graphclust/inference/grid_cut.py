@@ -18,14 +18,14 @@ the offsets (flat index ``p ± stride``):
 
 For 2-D 8-connected grids with two labels that is 36 bytes per pixel of solver state,
 plus the energy itself (float32 unaries and weights: 24 bytes per pixel), 60 in all;
-3-D 26-connected grids take 132 bytes per voxel (72 of them the solver's). ``docs/benchmarks/grid_cut.md``
-has the measured figures.
+3-D 26-connected grids take 132 bytes per voxel (72 of them the solver's).
+``docs/benchmarks/grid_cut.md`` has the measured figures.
 
 Two labels are one exact minimum cut (the energy is submodular); more labels run
 α-expansion, whose moves on Potts terms are submodular and solved exactly by the same
-max-flow. :class:`GridCutSolver` keeps the flow between solves, so that after a stroke
-changed a few unary rows the cut resumes from the previous flow (dynamic graph cuts,
-Kohli & Torr 2007).
+max-flow. :class:`GridCutSolver` keeps the flows between solves (for more labels, one
+per move), so that after a stroke changed a few unary rows each cut resumes from its
+previous flow (dynamic graph cuts, Kohli & Torr 2007).
 """
 
 import numbers
