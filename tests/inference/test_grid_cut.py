@@ -398,3 +398,17 @@ def test_warm_solve_does_not_trust_the_marks_of_the_last_search():
     out = subprocess.run([sys.executable, "-c", _STALE_MARKS_CASE], capture_output=True, text=True, timeout=60,
                          env=dict(os.environ))
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_solver_with_an_explicit_init_after_kept_flows():
+    """A solve from a given labelling (not the last one) still makes exact moves: the
+    kept flows are moved to whatever labels the moves start from."""
+    rng = np.random.default_rng(5)
+    G = random_grid((9, 12), 8, 4, seed=5, forbid=0.0)
+    S = GridCutSolver(G)
+    S.solve()
+    for _ in range(3):
+        init = rng.integers(0, 4, G.n_pixels)
+        res = S.solve(init=init)
+        assert not res.info["warm"]
+        assert rel_close(res.energy, alpha_expansion(G.to_energy(), init=init).energy)
