@@ -108,7 +108,9 @@ def solve(energy, method="auto", *, bound=False, **options):
     graphclust.errors.InvalidParameterError: unknown method 'simplex'; available: ...
     """
     if not isinstance(energy, Energy):
-        raise InvalidParameterError(f"solve() needs an Energy, got {type(energy).__name__}")
+        hint = "; minimise a GridEnergy with grid_cut(), or pass genergy.to_energy()" \
+            if isinstance(energy, GridEnergy) else ""
+        raise InvalidParameterError(f"solve() needs an Energy, got {type(energy).__name__}{hint}")
     if method == "auto":
         method = default_engine(energy, bound=bound)
         result = solve(energy, method, bound=bound, **options)

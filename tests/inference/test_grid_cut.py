@@ -125,6 +125,8 @@ def test_bad_engine_arguments():
     G = random_grid((3, 4), 4, 3)
     with pytest.raises(InvalidParameterError, match="grid_cut needs a GridEnergy, got Energy"):
         grid_cut(G.to_energy())
+    with pytest.raises(InvalidParameterError, match=r"needs an Energy, got GridEnergy; minimise a GridEnergy with grid_cut"):
+        solve(G)
     with pytest.raises(InvalidParameterError, match="max_iter must be >= 1"):
         grid_cut(G, max_iter=0)
     with pytest.raises(InvalidParameterError, match="tol must be >= 0"):
