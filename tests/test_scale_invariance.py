@@ -135,3 +135,20 @@ def test_segment_gives_the_same_segmentation_in_any_units(graph, factor):
     base = gc.segment(img, scrib, **kw).labels
     assert 0.1 < (base == 2).mean() < 0.6  # a real segmentation, not one label
     np.testing.assert_array_equal(gc.segment(img * factor, scrib, **kw).labels, base)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("factor", [1e-8, 1e8])
+def test_the_grid_engine_gives_the_same_labels_in_any_units(K, factor):
+    """The implicit-grid engine (float32 flows, not in ENGINES: it takes a GridEnergy)
+    under the same rule: the same labels, the energy times the factor."""
+    from graphclust.inference import GridEnergy, grid_cut, grid_offsets
+
+    rng = np.random.default_rng(1)
+    U = rng.uniform(0.0, 2.0, (8, 9, K))
+    U[0, 0, 1:] = np.inf
+    W = [rng.uniform(0.2, 1.2, (8, 9)) for _ in range(4)]
+    base = grid_cut(GridEnergy(U, grid_offsets(2, 8), W))
+    res = grid_cut(GridEnergy(U * factor, grid_offsets(2, 8), [w * factor for w in W]))
+    np.testing.assert_array_equal(res.labels, base.labels)
+    assert res.energy == pytest.approx(base.energy * factor, rel=1e-6)

@@ -12,6 +12,7 @@ from .base import ENGINES, InferenceResult, register_engine
 from .bp import belief_propagation
 from .exact import brute_force, exact, mincut
 from .expansion import ExpansionSolver, alpha_beta_swap, alpha_expansion
+from .grid_cut import GridCutSolver, GridEnergy, grid_cut, grid_offsets
 from .icm import icm, icm_checkerboard
 from .lp import lp_relaxation
 from .trws import trws
@@ -32,6 +33,7 @@ __all__ = [
     "lp_relaxation",
     "trws",
     "alpha_expansion", "alpha_beta_swap", "ExpansionSolver",
+    "grid_cut", "GridEnergy", "GridCutSolver", "grid_offsets",
 ]
 
 
@@ -106,7 +108,9 @@ def solve(energy, method="auto", *, bound=False, **options):
     graphclust.errors.InvalidParameterError: unknown method 'simplex'; available: ...
     """
     if not isinstance(energy, Energy):
-        raise InvalidParameterError(f"solve() needs an Energy, got {type(energy).__name__}")
+        hint = "; minimise a GridEnergy with grid_cut(), or pass genergy.to_energy()" \
+            if isinstance(energy, GridEnergy) else ""
+        raise InvalidParameterError(f"solve() needs an Energy, got {type(energy).__name__}{hint}")
     if method == "auto":
         method = default_engine(energy, bound=bound)
         result = solve(energy, method, bound=bound, **options)
