@@ -100,6 +100,31 @@ def check_memory(shape, n_channels, n_labels, n_offsets, what="image"):
             "smaller crop or a downsampled copy, or use a lower connectivity")
 
 
+def spatial_layout(shape, channel_axis, spacing):
+    """``(spatial shape, n_channels, channel_axis)`` of an array of ``shape``, without
+    reading it (``channel_axis="auto"`` resolved as :func:`graphclust.segment` says)."""
+    ndim = len(shape)
+    if channel_axis == "auto":
+        channel_axis = -1 if ndim == 3 and shape[-1] in (3, 4) and spacing is None else None
+    if channel_axis is None:
+        return tuple(shape), 1, None
+    if isinstance(channel_axis, bool) or not isinstance(channel_axis, (int, np.integer)):
+        raise InvalidParameterError(f"channel_axis must be None, 'auto' or an int, got {channel_axis!r}")
+    if not -ndim <= channel_axis < ndim:
+        raise InvalidParameterError(f"channel_axis={channel_axis} is out of range for an image of shape {tuple(shape)}")
+    axis = channel_axis % ndim
+    return tuple(n for a, n in enumerate(shape) if a != axis), shape[axis], channel_axis
+
+
+def check_image_memory(image, channel_axis, spacing, connectivity, n_labels):
+    """:func:`check_memory` from the array's shape alone (nothing read or copied)."""
+    shape, n_channels, _ = spatial_layout(np.shape(image), channel_axis, spacing)
+    if len(shape) in CONNECTIVITY:
+        conn = DEFAULT_CONNECTIVITY[len(shape)] if connectivity is None else connectivity
+        n_off = len(grid_offsets(len(shape), conn)) if conn in CONNECTIVITY[len(shape)] else 4
+        check_memory(shape, n_channels, max(int(n_labels), 2), n_off, "volume" if len(shape) == 3 else "image")
+
+
 def prepare_image(image, channel_axis, spacing, connectivity, n_labels):
     """The image as float32 ``(*shape, channels)`` (integer images scaled to [0, 1]),
     the spatial shape, the spacing and the connectivity, all checked; the memory check
@@ -107,18 +132,9 @@ def prepare_image(image, channel_axis, spacing, connectivity, n_labels):
     arr = np.asarray(image)
     if arr.dtype.kind not in "biuf":
         raise InvalidFeaturesError(f"image must be numeric, got dtype {arr.dtype}")
-    if channel_axis == "auto":
-        channel_axis = -1 if arr.ndim == 3 and arr.shape[-1] in (3, 4) and spacing is None else None
+    shape, _, channel_axis = spatial_layout(arr.shape, channel_axis, spacing)
     if channel_axis is not None:
-        if isinstance(channel_axis, bool) or not isinstance(channel_axis, (int, np.integer)):
-            raise InvalidParameterError(f"channel_axis must be None, 'auto' or an int, got {channel_axis!r}")
-        if not -arr.ndim <= channel_axis < arr.ndim:
-            raise InvalidParameterError(f"channel_axis={channel_axis} is out of range for an image of shape "
-                                        f"{arr.shape}")
         arr = np.moveaxis(arr, channel_axis, -1)
-        shape = arr.shape[:-1]
-    else:
-        shape = arr.shape
     ndim = len(shape)
     if ndim not in (2, 3) or arr.size == 0:
         raise InvalidParameterError(

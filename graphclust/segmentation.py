@@ -444,6 +444,8 @@ def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="gri
         raise InvalidParameterError(f"graph must be 'grid' or 'superpixels', got {graph!r}")
     if not (isinstance(smoothness, str) and smoothness == "auto"):
         smoothness = check_float(smoothness, "smoothness", low=0.0)
+    if graph == "grid":  # refuse an image too large for memory before reading it
+        _gridseg.check_image_memory(image, channel_axis, spacing, connectivity, n_segments or 2)
     has_scribbles = scribbles is not None and np.any(np.asarray(scribbles))
     if method == "graphcut" or (method == "auto" and graph == "grid" and has_scribbles):
         if graph != "grid":

@@ -16,6 +16,8 @@ of nodes and returned as float32, so scoring a large image needs no float64 arra
 its size.
 """
 
+import warnings
+
 import numpy as np
 
 from .._params import Integer, RandomState, Real
@@ -102,6 +104,7 @@ class GaussianMixtures(NodePotentials):
     def update(self, problem, labels, **penalty_terms):
         """Fit each label's mixture on the node means carrying it (labels ``-1``
         ignored; constraint terms are not used)."""
+        from sklearn.exceptions import ConvergenceWarning
         from sklearn.mixture import GaussianMixture
 
         X, n = check_features(problem, "GaussianMixtures")
@@ -132,7 +135,9 @@ class GaussianMixtures(NodePotentials):
                 continue
             gm = GaussianMixture(m, covariance_type="full", reg_covar=self.reg, max_iter=self.max_iter,
                                  random_state=int(rng.integers(2 ** 31)))
-            gm.fit(Y)
+            with warnings.catch_warnings():  # a fit short of convergence still scores well
+                warnings.filterwarnings("ignore", category=ConvergenceWarning)
+                gm.fit(Y)
             weights[k], means[k], chols[k] = gm.weights_, gm.means_, gm.precisions_cholesky_
         self.weights_, self.means_, self.precisions_cholesky_ = weights, means, chols
 
