@@ -267,22 +267,32 @@ def grid_energy(unary, offsets, weights):
     """The explicit :class:`Energy` of the grid model."""
     shape = unary.shape[:-1]
     edges, w = grid_edges(shape, offsets, weights)
-    return Energy(unary.reshape(-1, unary.shape[-1]), edges, w)
+    return Energy._from_unique_pairs(unary.reshape(-1, unary.shape[-1]), edges, w)
 
 
-def solve_grid(unary, offsets, weights, *, engine="auto", init=None):
+def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None):
     """THE solve: minimise the grid model. ``engine="auto"``: the exact minimum cut for
     two labels, α-expansion otherwise; or any engine name of
-    :data:`graphclust.inference.ENGINES`. Returns ``(labels (*shape) int64, energy,
-    InferenceResult)``."""
+    :data:`graphclust.inference.ENGINES`. ``reuse``: the ``InferenceResult`` of a solve
+    with the same ``weights`` (an EM round changes only the unary), whose explicit
+    energy is then reused. Returns ``(labels (*shape) int64, energy, InferenceResult)``;
+    ``result.info["grid_energy"]`` is the explicit energy."""
+    from .energy import check_unary_costs
     from .inference import solve
 
-    energy = grid_energy(unary, offsets, weights)
+    if reuse is not None:
+        energy = reuse.info["grid_energy"]
+        U = unary.reshape(-1, unary.shape[-1])
+        check_unary_costs(U)
+        energy.unary[...] = U
+    else:
+        energy = grid_energy(unary, offsets, weights)
     if engine == "auto":
         engine = "mincut" if energy.n_labels == 2 else "expansion"
     options = {} if init is None or engine == "mincut" else {"init": np.asarray(init).reshape(-1)}
     res = solve(energy, engine, **options)
     res.info.setdefault("engine", engine)
+    res.info["grid_energy"] = energy
     return res.labels.reshape(unary.shape[:-1]), float(res.energy), res
 
 

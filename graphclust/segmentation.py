@@ -648,23 +648,18 @@ class _GridScene:
         labels, energy, res = _gridseg.solve_grid(unary, self.offsets, weights, engine=engine)
         history = [energy]
         for _ in range(check_int(em_rounds, "em_rounds", low=0)):
-            trial = model.clone() if hasattr(model, "clone") else _clone_model(model)
+            trial = model.clone()
             trial.update(self.pixels, labels.reshape(-1))
             u2, w2, _ = _gridseg.grid_model(trial, self.pixels, seeds, self.shape, self.offsets, self.pair_weights,
                                               lam)
-            l2, e2, r2 = _gridseg.solve_grid(u2, self.offsets, w2, engine=engine, init=labels)
+            l2, e2, r2 = _gridseg.solve_grid(u2, self.offsets, w2, engine=engine, init=labels, reuse=res)
             history.append(e2)
-            if not e2 < energy - 1e-9 * abs(energy):
+            if not e2 < energy - 1e-9 * abs(energy):  # rejected: the explicit energy gets its unary back
+                res.info["grid_energy"].unary[...] = unary.reshape(-1, unary.shape[-1])
                 break
             model, unary, weights, labels, energy, res = trial, u2, w2, l2, e2, r2
         return dict(model=model, unary=unary, weights=weights, smoothness=lam, labels=labels, energy=energy,
                     result=res, history=history)
-
-
-def _clone_model(model):
-    import copy
-
-    return copy.deepcopy(model)
 
 
 def _segment_grid(image, scribbles, *, n_segments, connectivity, smoothness, beta, colour_reg, channel_axis,

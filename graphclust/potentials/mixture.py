@@ -114,10 +114,8 @@ class GaussianMixtures(NodePotentials):
             weights, means, chols = list(self.weights_), list(self.means_), list(self.precisions_cholesky_)
         else:
             weights, means, chols = [None] * self.n_clusters, [None] * self.n_clusters, [None] * self.n_clusters
-        order = np.argsort(labels, kind="stable")
-        bounds = np.searchsorted(labels[order], np.arange(self.n_clusters + 1))
         for k in range(self.n_clusters):
-            idx = order[bounds[k]:bounds[k + 1]]
+            idx = np.flatnonzero(labels == k)
             if idx.size == 0:
                 if means[k] is None:
                     raise InvalidParameterError(f"label {k} has no node to fit its colour model on")
