@@ -330,7 +330,7 @@ def _noise_variance(img):
 # ---------------------------------------------------------------------- segment
 def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="grid", connectivity=None,
             smoothness="auto", beta=None, n_superpixels=400, compactness=0.1, colour_reg=1e-3,
-            channel_axis="auto", spacing=None, n_components=5, em_rounds=2, colour_model=None,
+            channel_axis="auto", spacing=None, n_components=5, em_rounds=0, colour_model=None,
             random_state=None, progress="auto", **options):
     """Segment an image or a volume from scribbles (or an image into ``n_segments``
     without them).
@@ -387,10 +387,14 @@ def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="gri
         ``None``: 1 on every axis.
     n_components : int, default=5
         Gaussians per label in the ``"graphcut"`` colour model.
-    em_rounds : int, default=2
-        ``"graphcut"``: rounds of refitting the colour model on the segmentation and
-        solving again; a round is kept only when it lowers the energy (colour model
-        and labels together), otherwise the refinement stops.
+    em_rounds : int, default=0
+        ``"graphcut"``: rounds of GrabCut-style EM — refit the colour model on the
+        segmentation, solve again; a round is kept only when it lowers the energy
+        (colour model and labels together), otherwise the refinement stops. Off by
+        default: with scribbles the first model is fitted on correctly labelled pixels,
+        and refitting on a segmentation feeds its errors back; two rounds lowered the
+        pixel accuracy on the noisy horse, the coffee picture and the noisy volume and
+        raised it on the astronaut (``docs/benchmarks/segment.md``).
     colour_model : GaussianMixtures or None, default=None
         ``"graphcut"``: a fitted colour model to use as is (with ``em_rounds=0`` the
         segmentation is then one solve of that model), e.g. ``Segmenter.model``.
@@ -759,7 +763,7 @@ class Segmenter:
     """
 
     def __init__(self, image, scribbles=None, *, n_segments=None, channel_axis="auto", spacing=None,
-                 connectivity=None, smoothness="auto", beta=None, colour_reg=1e-3, n_components=5, em_rounds=2,
+                 connectivity=None, smoothness="auto", beta=None, colour_reg=1e-3, n_components=5, em_rounds=0,
                  random_state=0):
         if n_segments is None:
             top = int(np.max(scribble_labels(scribbles))) if scribbles is not None and np.ndim(scribbles) == 2 \
