@@ -154,6 +154,12 @@ def prepare_image(image, channel_axis, spacing, connectivity, n_labels):
             raise InvalidParameterError(f"spacing must be finite and > 0 on every axis, got {spacing.tolist()}")
     n_channels = arr.shape[-1] if channel_axis is not None else 1
     check_memory(shape, n_channels, max(int(n_labels), 2), len(offsets), "volume" if ndim == 3 else "image")
+    if arr.dtype.kind == "f":
+        # float intensities in any unit: brought near 1 by a power of two (exact) before
+        # float32, which would overflow near 1e±38; the model does not depend on the unit
+        top = float(np.max(np.abs(arr))) if arr.size else 0.0
+        if np.isfinite(top) and top > 0:
+            arr = arr * np.float64(2.0) ** -np.round(np.log2(top)) if not 1e-4 < top < 1e4 else arr
     img = arr.astype(np.float32) if channel_axis is not None else arr.astype(np.float32)[..., None]
     if arr.dtype.kind in "iu":
         img /= float(np.iinfo(arr.dtype).max)
@@ -270,7 +276,7 @@ def grid_energy(unary, offsets, weights):
     return Energy._from_unique_pairs(unary.reshape(-1, unary.shape[-1]), edges, w)
 
 
-def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None):
+def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None, options=None):
     """THE solve: minimise the grid model. ``engine="auto"``: the exact minimum cut for
     two labels, α-expansion otherwise; or any engine name of
     :data:`graphclust.inference.ENGINES`. ``reuse``: the ``InferenceResult`` of a solve
@@ -289,7 +295,9 @@ def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None)
         energy = grid_energy(unary, offsets, weights)
     if engine == "auto":
         engine = "mincut" if energy.n_labels == 2 else "expansion"
-    options = {} if init is None or engine == "mincut" else {"init": np.asarray(init).reshape(-1)}
+    options = dict(options or {})
+    if init is not None and engine != "mincut":
+        options["init"] = np.asarray(init).reshape(-1)
     res = solve(energy, engine, **options)
     res.info.setdefault("engine", engine)
     res.info["grid_energy"] = energy

@@ -633,7 +633,8 @@ class _GridScene:
         n = int(np.prod(self.shape))
         self.pixels = Problem.from_arrays(sp.csr_array((n, n)), X=img.reshape(n, -1))
 
-    def fit(self, seeds, n_labels, *, smoothness, n_components, em_rounds, colour_model, random_state, engine="auto"):
+    def fit(self, seeds, n_labels, *, smoothness, n_components, em_rounds, colour_model, random_state, engine="auto",
+            options=None):
         """Colour model from the scribbles, solve, then EM rounds kept while they lower
         the energy. Returns a dict of the pieces."""
         if colour_model is None:
@@ -649,14 +650,15 @@ class _GridScene:
             model = colour_model
         unary, weights, lam = _gridseg.grid_model(model, self.pixels, seeds, self.shape, self.offsets, self.pair_weights,
                                                   smoothness)
-        labels, energy, res = _gridseg.solve_grid(unary, self.offsets, weights, engine=engine)
+        labels, energy, res = _gridseg.solve_grid(unary, self.offsets, weights, engine=engine, options=options)
         history = [energy]
         for _ in range(check_int(em_rounds, "em_rounds", low=0)):
             trial = model.clone()
             trial.update(self.pixels, labels.reshape(-1))
             u2, w2, _ = _gridseg.grid_model(trial, self.pixels, seeds, self.shape, self.offsets, self.pair_weights,
                                               lam)
-            l2, e2, r2 = _gridseg.solve_grid(u2, self.offsets, w2, engine=engine, init=labels, reuse=res)
+            l2, e2, r2 = _gridseg.solve_grid(u2, self.offsets, w2, engine=engine, init=labels, reuse=res,
+                                             options=options)
             history.append(e2)
             if not e2 < energy - 1e-9 * abs(energy):  # rejected: the explicit energy gets its unary back
                 res.info["grid_energy"].unary[...] = unary.reshape(-1, unary.shape[-1])
@@ -667,14 +669,14 @@ class _GridScene:
 
 
 def _segment_grid(image, scribbles, *, n_segments, connectivity, smoothness, beta, colour_reg, channel_axis,
-                  spacing, n_components, em_rounds, colour_model, random_state, start, engine="auto"):
+                  spacing, n_components, em_rounds, colour_model, random_state, start, engine="auto", **options):
     n_labels = int(n_segments) if isinstance(n_segments, (int, np.integer)) and n_segments > 1 else 2
     scene = _GridScene(image, channel_axis=channel_axis, spacing=spacing, connectivity=connectivity, beta=beta,
                        colour_reg=colour_reg, n_labels=n_labels)
     values, seeds = _grid_scribbles(scribbles, scene.shape, n_segments)
     rng = check_random_state(random_state)
     fit = scene.fit(seeds, values.size, smoothness=smoothness, n_components=n_components, em_rounds=em_rounds,
-                    colour_model=colour_model, random_state=rng, engine=engine)
+                    colour_model=colour_model, random_state=rng, engine=engine, options=options)
     info = {"n_nodes": int(np.prod(scene.shape)), "graph": "grid", "shape": scene.shape,
             "connectivity": scene.connectivity, "offsets": scene.offsets, "spacing": scene.spacing.tolist(),
             "beta": scene.beta, "smoothness": fit["smoothness"], "colour_model": fit["model"],
