@@ -12,8 +12,9 @@ Methods:
 
 * ``gc.segment`` with its defaults (``method="auto"`` = ``"graphcut"``: a Gaussian
   mixture per label from the scribbles, contrast-sensitive 8-connected smoothness with
-  the data-driven weight, hard scribbles, exact minimum cut), and with two rounds of
-  EM refinement of the colour model (``em_rounds=2``);
+  the data-driven weight, hard scribbles, exact minimum cut), with two rounds of EM
+  refinement of the colour model (``em_rounds=2``), and with the distance-to-stroke
+  prior (``locality=5``);
 * ``gc.segment(method="hmrf-bp")``, the previous default (one Gaussian per label,
   smoothness 1, loopy BP) — horse only;
 * ``skimage.segmentation.random_walker(mode="cg_j")`` at its default ``beta=130`` and at
@@ -66,6 +67,8 @@ def compare(img, scrib, truth, repeats, channel_axis=None, extra=()):
     rows = []
     methods = [("gc.segment (auto: graphcut)", lambda: segment(img, scrib, random_state=0)),
                ("gc.segment em_rounds=2 (EM refinement)", lambda: segment(img, scrib, em_rounds=2, random_state=0)),
+               ("gc.segment locality=5 (distance-to-stroke prior)",
+                lambda: segment(img, scrib, locality=5.0, random_state=0)),
                *extra,
                ("random_walker beta=130 (default)",
                 lambda: random_walker(img, scrib, mode="cg_j", channel_axis=channel_axis)),

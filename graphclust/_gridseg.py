@@ -214,14 +214,9 @@ def hard_scribbles(unary, seeds):
     return unary
 
 
-def auto_smoothness(unary, weights, seeds, offsets):
-    """The data-driven smoothness ``lambda = median_p g_p / mean w``: ``g_p`` the gap
-    between the two cheapest labels' costs at an unscribbled pixel (the nats of
-    evidence a pixel carries) and ``mean w`` the mean contrast weight of a neighbour
-    pair. Cutting an average pair then costs the evidence of a median pixel: a lone
-    pixel among 8 neighbours of another label keeps its label only with about 8 times
-    the median evidence, and a boundary pays per unit length what a pixel column of
-    median evidence would gain."""
+def evidence_gap(unary, seeds):
+    """Median over unscribbled pixels of the gap between the two cheapest labels' costs:
+    the nats of evidence a typical pixel carries (0 without free pixels)."""
     flat = unary.reshape(-1, unary.shape[-1])
     free = np.flatnonzero(seeds < 0)
     if free.size == 0 or flat.shape[1] < 2:
@@ -229,27 +224,61 @@ def auto_smoothness(unary, weights, seeds, offsets):
     if free.size > 200000:  # the median of a spread sample is as good
         free = free[:: free.size // 200000 + 1]
     two = np.partition(flat[free], 1, axis=1)[:, :2]
-    gap = float(np.median(two[:, 1] - two[:, 0]))
+    return float(np.median(two[:, 1] - two[:, 0]))
+
+
+def auto_smoothness(unary, weights, seeds, offsets):
+    """The data-driven smoothness ``lambda = median_p g_p / mean w``: ``g_p`` the gap
+    between the two cheapest labels' costs at an unscribbled pixel (the nats of
+    evidence a pixel carries, :func:`evidence_gap`) and ``mean w`` the mean contrast
+    weight of a neighbour pair. Cutting an average pair then costs the evidence of a
+    median pixel: a lone pixel among 8 neighbours of another label keeps its label only
+    with about 8 times the median evidence."""
+    gap = evidence_gap(unary, seeds)
     shape = unary.shape[:-1]
     total = sum(float(w.sum(dtype=np.float64)) for w in weights)
     pairs = sum(int(np.prod([n - abs(o) for n, o in zip(shape, off)])) for off in offsets)
     return gap * pairs / total if total > 0 else 0.0
 
 
-def grid_model(provider, features, seeds, shape, offsets, pair_weights, smoothness):
+def distance_prior(seeds, shape, n_labels, spacing):
+    """float32 ``(*shape, K)``: the distance from each pixel to the nearest scribble of
+    each label minus the distance to the nearest scribble of any label, over the grid's
+    diagonal (in units of ``spacing``)."""
+    spacing = np.ones(len(shape)) if spacing is None else np.asarray(spacing, dtype=np.float64)
+    lab = seeds.reshape(shape)
+    out = np.empty((*shape, n_labels), dtype=np.float32)
+    from scipy import ndimage
+
+    for k in range(n_labels):
+        out[..., k] = ndimage.distance_transform_edt(lab != k, sampling=spacing)
+    out -= out.min(axis=-1, keepdims=True)
+    out /= np.float32(np.sqrt(np.sum((np.asarray(shape) * spacing) ** 2)))
+    return out
+
+
+def grid_model(provider, features, seeds, shape, offsets, pair_weights, smoothness, *, locality=0.0, spacing=None,
+               gap=None):
     """THE model: ``(unary (*shape, K) float32, offsets-aligned weights)``.
 
     ``provider`` is a fitted node-potential provider, ``features`` a pixel
     :class:`~graphclust.Problem` (or what its ``unary`` takes), ``seeds`` flat scribble
     label indices (``-1`` none), ``pair_weights`` the contrast weights, and
-    ``smoothness`` a number or ``"auto"`` (:func:`auto_smoothness`, decided on this
-    unary). Returns ``unary, weights, smoothness``; ``weights`` are new arrays."""
+    ``smoothness`` a number or ``"auto"`` (:func:`auto_smoothness`, decided on the
+    colour costs). ``locality > 0`` adds ``locality * gap * distance_prior`` (``gap``
+    the colour costs' :func:`evidence_gap` unless given): a label costs more the farther
+    its nearest stroke, ``locality`` median evidences over the grid's diagonal. Returns
+    ``unary, weights, smoothness, gap``; ``weights`` are new arrays."""
     unary = provider.unary(features).astype(np.float32, copy=False).reshape(*shape, -1)
-    hard_scribbles(unary, seeds)
     if smoothness == "auto":
         smoothness = auto_smoothness(unary, pair_weights, seeds, offsets)
+    if gap is None:
+        gap = evidence_gap(unary, seeds)
+    if locality > 0:
+        unary += np.float32(locality * gap) * distance_prior(seeds, shape, unary.shape[-1], spacing)
+    hard_scribbles(unary, seeds)
     weights = [w * np.float32(smoothness) for w in pair_weights]
-    return unary, weights, float(smoothness)
+    return unary, weights, float(smoothness), float(gap)
 
 
 def grid_edges(shape, offsets, weights):

@@ -330,7 +330,7 @@ def _noise_variance(img):
 # ---------------------------------------------------------------------- segment
 def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="grid", connectivity=None,
             smoothness="auto", beta=None, n_superpixels=400, compactness=0.1, colour_reg=1e-3,
-            channel_axis="auto", spacing=None, n_components=5, em_rounds=0, colour_model=None,
+            channel_axis="auto", spacing=None, n_components=5, em_rounds=0, colour_model=None, locality=0.0,
             random_state=None, progress="auto", **options):
     """Segment an image or a volume from scribbles (or an image into ``n_segments``
     without them).
@@ -398,6 +398,15 @@ def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="gri
     colour_model : GaussianMixtures or None, default=None
         ``"graphcut"``: a fitted colour model to use as is (with ``em_rounds=0`` the
         segmentation is then one solve of that model), e.g. ``Segmenter.model``.
+    locality : float, default=0.0
+        ``"graphcut"``: a label costs ``locality * g * (d_l - min_k d_k) / D`` more at a
+        pixel, ``d_l`` its distance to the nearest scribble of label ``l`` (in units of
+        ``spacing``), ``D`` the grid's diagonal and ``g`` the median evidence gap of the
+        colour costs (see ``smoothness``): far from every stroke of a label, that label
+        needs more colour evidence. Helps where strokes are few and colours are shared
+        across segments (coffee 0.89 -> 0.95, astronaut 0.80 -> 0.86 at 5); with
+        scribbles scattered everywhere it only adds noise (noisy horse 0.992 -> 0.992).
+        ``evidence=`` (a number) fixes ``g`` instead, e.g. ``Segmenter.evidence``.
     n_superpixels, compactness : default=400, 0.1
         For ``graph="superpixels"`` (see :func:`superpixel_graph`).
     colour_reg : float, default=1e-3
@@ -459,7 +468,8 @@ def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="gri
         return _segment_grid(image, scribbles, n_segments=n_segments, connectivity=connectivity,
                              smoothness=smoothness, beta=beta, colour_reg=colour_reg, channel_axis=channel_axis,
                              spacing=spacing, n_components=n_components, em_rounds=em_rounds,
-                             colour_model=colour_model, random_state=random_state, start=start, **options)
+                             colour_model=colour_model, locality=locality, random_state=random_state, start=start,
+                             **options)
     if method == "auto":
         method = "hmrf-auto" if has_scribbles else "hmrf-bp"
     if smoothness == "auto":
@@ -634,7 +644,7 @@ class _GridScene:
         self.pixels = Problem.from_arrays(sp.csr_array((n, n)), X=img.reshape(n, -1))
 
     def fit(self, seeds, n_labels, *, smoothness, n_components, em_rounds, colour_model, random_state, engine="auto",
-            options=None):
+            options=None, locality=0.0, gap=None):
         """Colour model from the scribbles, solve, then EM rounds kept while they lower
         the energy. Returns a dict of the pieces."""
         if colour_model is None:
@@ -648,15 +658,18 @@ class _GridScene:
                 raise InvalidParameterError(f"colour_model has {colour_model.n_clusters} labels, the scribbles "
                                             f"{n_labels}")
             model = colour_model
-        unary, weights, lam = _gridseg.grid_model(model, self.pixels, seeds, self.shape, self.offsets, self.pair_weights,
-                                                  smoothness)
+        locality = check_float(locality, "locality", low=0.0)
+        unary, weights, lam, gap = _gridseg.grid_model(model, self.pixels, seeds, self.shape, self.offsets,
+                                                       self.pair_weights, smoothness, locality=locality,
+                                                       spacing=self.spacing, gap=gap)
         labels, energy, res = _gridseg.solve_grid(unary, self.offsets, weights, engine=engine, options=options)
         history = [energy]
         for _ in range(check_int(em_rounds, "em_rounds", low=0)):
             trial = model.clone()
             trial.update(self.pixels, labels.reshape(-1))
-            u2, w2, _ = _gridseg.grid_model(trial, self.pixels, seeds, self.shape, self.offsets, self.pair_weights,
-                                              lam)
+            u2, w2, _, _ = _gridseg.grid_model(trial, self.pixels, seeds, self.shape, self.offsets,
+                                               self.pair_weights, lam, locality=locality, spacing=self.spacing,
+                                               gap=gap)
             l2, e2, r2 = _gridseg.solve_grid(u2, self.offsets, w2, engine=engine, init=labels, reuse=res,
                                              options=options)
             history.append(e2)
@@ -665,23 +678,25 @@ class _GridScene:
                 break
             model, unary, weights, labels, energy, res = trial, u2, w2, l2, e2, r2
         return dict(model=model, unary=unary, weights=weights, smoothness=lam, labels=labels, energy=energy,
-                    result=res, history=history)
+                    result=res, history=history, gap=gap)
 
 
 def _segment_grid(image, scribbles, *, n_segments, connectivity, smoothness, beta, colour_reg, channel_axis,
-                  spacing, n_components, em_rounds, colour_model, random_state, start, engine="auto", **options):
+                  spacing, n_components, em_rounds, colour_model, random_state, start, engine="auto", locality=0.0,
+                  evidence=None, **options):
     n_labels = int(n_segments) if isinstance(n_segments, (int, np.integer)) and n_segments > 1 else 2
     scene = _GridScene(image, channel_axis=channel_axis, spacing=spacing, connectivity=connectivity, beta=beta,
                        colour_reg=colour_reg, n_labels=n_labels)
     values, seeds = _grid_scribbles(scribbles, scene.shape, n_segments)
     rng = check_random_state(random_state)
     fit = scene.fit(seeds, values.size, smoothness=smoothness, n_components=n_components, em_rounds=em_rounds,
-                    colour_model=colour_model, random_state=rng, engine=engine, options=options)
+                    colour_model=colour_model, random_state=rng, engine=engine, options=options, locality=locality,
+                    gap=evidence)
     info = {"n_nodes": int(np.prod(scene.shape)), "graph": "grid", "shape": scene.shape,
             "connectivity": scene.connectivity, "offsets": scene.offsets, "spacing": scene.spacing.tolist(),
             "beta": scene.beta, "smoothness": fit["smoothness"], "colour_model": fit["model"],
             "engine": fit["result"].info.get("engine"), "engine_result": fit["result"],
-            "em_energies": fit["history"], "values": values}
+            "em_energies": fit["history"], "values": values, "evidence_gap": fit["gap"]}
     return Segmentation(labels=values[fit["labels"]].astype(np.int64), method="graphcut", energy=fit["energy"],
                         lower_bound=fit["energy"] if values.size == 2 else None,
                         seconds=time.perf_counter() - start, info=info)
@@ -724,7 +739,8 @@ class Segmenter:
     dynamic graph cuts), so the work follows what the stroke changed. The result is
     the one :func:`segment` gives with all strokes at once and the same colour model and
     smoothness (``segment(image, segmenter.scribbles, colour_model=segmenter.model,
-    smoothness=segmenter.smoothness, em_rounds=0)``): exactly, for two labels.
+    smoothness=segmenter.smoothness, locality=segmenter.locality, evidence=segmenter.evidence)``):
+    exactly, for two labels.
     :meth:`refit` re-learns the colour model from the current segmentation.
 
     Parameters
@@ -736,8 +752,9 @@ class Segmenter:
     n_segments : int or None, default=None
         Number of segments, labelled ``1 .. n_segments``; ``None``: the largest initial
         scribble label, at least 2.
-    channel_axis, spacing, connectivity, smoothness, beta, colour_reg, n_components, em_rounds
-        As :func:`segment`.
+    channel_axis, spacing, connectivity, smoothness, beta, colour_reg, n_components, em_rounds, locality
+        As :func:`segment`. With ``locality > 0`` a stroke also changes the unaries of
+        the pixels whose nearest stroke distances it changed.
     random_state : None, int or numpy.random.Generator, default=0
 
     Attributes
@@ -749,6 +766,8 @@ class Segmenter:
     model : GaussianMixtures or None
         The colour model of the first solve.
     smoothness : float or None
+    evidence : float or None
+        The median evidence gap of the first colour costs (scales ``locality``).
     energy : float or None
 
     Examples
@@ -766,7 +785,7 @@ class Segmenter:
 
     def __init__(self, image, scribbles=None, *, n_segments=None, channel_axis="auto", spacing=None,
                  connectivity=None, smoothness="auto", beta=None, colour_reg=1e-3, n_components=5, em_rounds=0,
-                 random_state=0):
+                 locality=0.0, random_state=0):
         if n_segments is None:
             top = int(np.max(scribble_labels(scribbles))) if scribbles is not None and np.ndim(scribbles) == 2 \
                 else (int(np.max(scribbles)) if scribbles is not None else 0)
@@ -776,6 +795,8 @@ class Segmenter:
             smoothness = check_float(smoothness, "smoothness", low=0.0)
         self._smoothness_param = smoothness
         self._n_components, self._em_rounds = n_components, em_rounds
+        self.locality = check_float(locality, "locality", low=0.0)
+        self.evidence = self._prior = None
         self._rng = check_random_state(random_state)
         self._scene = _GridScene(image, channel_axis=channel_axis, spacing=spacing, connectivity=connectivity,
                                  beta=beta, colour_reg=colour_reg, n_labels=self.n_segments)
@@ -852,6 +873,8 @@ class Segmenter:
         if label is not None:
             label = check_int(label, "label")
         idx, labs = self._stroke_pixels(stroke, label)
+        idx, first = np.unique(idx, return_index=True)  # a point given twice counts once
+        labs = labs[first]
         new = self._seeds[idx] != labs
         idx, labs = idx[new], labs[new]
         self._seeds[idx] = labs
@@ -862,18 +885,30 @@ class Segmenter:
                 return StrokeResult(None, None, 0, None, time.perf_counter() - t0, False)
             fit = self._scene.fit(self._seeds, self.n_segments, smoothness=self._smoothness_param,
                                   n_components=self._n_components, em_rounds=self._em_rounds, colour_model=None,
-                                  random_state=self._rng)
-            self.model, self.smoothness = fit["model"], fit["smoothness"]
+                                  random_state=self._rng, locality=self.locality)
+            self.model, self.smoothness, self.evidence = fit["model"], fit["smoothness"], fit["gap"]
+            if self.locality > 0:
+                self._prior = _gridseg.distance_prior(self._seeds, self.shape, self.n_segments, self._scene.spacing)
             self._session = _gridseg.GridSession(fit["unary"], self._scene.offsets, fit["weights"])
             labels, energy, res = self._session.solve()
             warm = False
         else:
-            if idx.size:
-                costs = self.model.costs(self._scene.pixels.X[idx]).astype(np.float64)
-                keep = costs[np.arange(idx.size), labs]
-                costs[:] = np.inf
-                costs[np.arange(idx.size), labs] = keep
-                self._session.update_unary(idx, costs)
+            rows = idx
+            if self.locality > 0 and idx.size:  # the distances to the strokes changed around the stroke
+                prior = _gridseg.distance_prior(self._seeds, self.shape, self.n_segments, self._scene.spacing)
+                moved = np.flatnonzero((prior != self._prior).any(axis=-1).reshape(-1))
+                self._prior = prior
+                rows = np.union1d(moved, idx)
+            if rows.size:
+                costs = self.model.costs(self._scene.pixels.X[rows]).astype(np.float64)
+                if self.locality > 0:
+                    costs += self.locality * self.evidence * self._prior.reshape(-1, self.n_segments)[rows]
+                seeded = self._seeds[rows]
+                on = np.flatnonzero(seeded >= 0)
+                keep = costs[on, seeded[on]]
+                costs[on] = np.inf
+                costs[on, seeded[on]] = keep
+                self._session.update_unary(rows, costs)
             labels, energy, res = self._session.solve()
             warm = bool(res.info.get("warm"))
         self.labels = (labels + 1).astype(np.int64)
@@ -889,8 +924,9 @@ class Segmenter:
             raise InvalidParameterError("nothing to refit: every segment needs a stroke first")
         model = self.model.clone()
         model.update(self._scene.pixels, self.labels.reshape(-1) - 1)
-        unary, _, _ = _gridseg.grid_model(model, self._scene.pixels, self._seeds, self.shape, self._scene.offsets,
-                                          [], 0.0)
+        unary, _, _, _ = _gridseg.grid_model(model, self._scene.pixels, self._seeds, self.shape,
+                                             self._scene.offsets, [], 0.0, locality=self.locality,
+                                             spacing=self._scene.spacing, gap=self.evidence)
         previous = self.labels
         self.model = model
         self._session.update_unary(np.arange(self._seeds.size), unary.reshape(self._seeds.size, -1))

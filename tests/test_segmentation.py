@@ -413,13 +413,14 @@ def test_volume_segmentation_is_the_brute_force_minimum(connectivity):
     assert seg.labels.shape == truth.shape
 
 
-def test_segmenter_strokes_equal_one_cold_segment_with_every_stroke():
+@pytest.mark.parametrize("locality", [0.0, 5.0])
+def test_segmenter_strokes_equal_one_cold_segment_with_every_stroke(locality):
     img, scrib, truth = noisy_regions(shape=(30, 36), noise=0.6)
     scrib[scrib == 3] = 2
     truth[truth == 3] = 2
     first = np.zeros_like(scrib)
     first[10, 3:6], first[10, 20:24] = 1, 2
-    s = gc.Segmenter(img, first, random_state=0)
+    s = gc.Segmenter(img, first, locality=locality, random_state=0)
     start = s.labels.copy()
     strokes = [(np.argwhere(scrib == 1)[:4], 1), (np.argwhere(scrib == 2)[:6], 2), (np.argwhere(scrib == 1)[4:], 1)]
     for coords, label in strokes:
@@ -427,8 +428,9 @@ def test_segmenter_strokes_equal_one_cold_segment_with_every_stroke():
         r = s.add_stroke(coords, label)
         assert r.warm and r.n_changed == int((s.labels != before).sum())
         np.testing.assert_array_equal(r.changed, s.labels != before)
-    assert (s.labels != start).any()
-    cold = segment(img, s.scribbles, colour_model=s.model, smoothness=s.smoothness, em_rounds=0)
+    assert (s.labels != start).any() or locality  # (with locality the first solve had it right already)
+    cold = segment(img, s.scribbles, colour_model=s.model, smoothness=s.smoothness, locality=locality,
+                   evidence=s.evidence)
     assert s.energy == pytest.approx(cold.energy, rel=1e-6)  # both exact minima of one energy
     assert np.mean(s.labels == cold.labels) > 0.99
     on = s.scribbles > 0
@@ -483,6 +485,9 @@ def test_segmenter_bad_strokes_are_named():
         s.add_stroke([(0, 0), (10, 0)], label=1)
     with pytest.raises(InvalidParameterError, match="stroke label 4 is beyond the 3 segments"):
         s.add_stroke([(0, 0)], label=4)
+    with pytest.raises(InvalidParameterError, match="needs its label"):
+        s.add_stroke([(0, 0)])
+    assert s.add_stroke([(0, 0), (0, 0)], label=1).labels[0, 0] == 1  # a repeated point is one point
 
 
 def test_an_image_too_large_for_memory_is_refused_before_allocation():
@@ -494,3 +499,27 @@ def test_an_image_too_large_for_memory_is_refused_before_allocation():
         segment(huge, scrib)
     with pytest.raises(ProblemTooLargeError, match="GiB is available"):
         gc.Segmenter(huge)
+
+
+def test_locality_prices_a_label_by_the_distance_to_its_strokes():
+    from graphclust._gridseg import distance_prior
+
+    seeds = np.full(5 * 9, -1)
+    seeds[0], seeds[8] = 0, 1  # label 0 at (0, 0), label 1 at (0, 8)
+    prior = distance_prior(seeds, (5, 9), 2, np.ones(2))
+    diag = np.hypot(5, 9)
+    assert prior[0, 0, 0] == 0 and prior[0, 0, 1] == pytest.approx(8 / diag)
+    assert prior[4, 4].tolist() == [0.0, 0.0]  # halfway: no preference
+    # dark left, bright right, a grey band between that the colours cannot decide:
+    # with locality the band goes to the nearer stroke's label
+    img = np.zeros((20, 40))
+    img[:, 28:] = 1.0
+    img[:, 10:28] = 0.5
+    img += np.random.default_rng(0).normal(scale=0.05, size=img.shape)
+    scrib = np.zeros((20, 40), int)
+    scrib[5:15, 2], scrib[5:15, 37] = 1, 2
+    plain = segment(img, scrib, smoothness=0.0, n_components=1, random_state=0)
+    local = segment(img, scrib, smoothness=0.0, n_components=1, locality=50.0, random_state=0)
+    assert (local.labels[:, 12:18] == 1).mean() > 0.9 and (local.labels[:, 22:28] == 2).mean() > 0.9
+    # without it the band is not split by distance (mostly one label takes it)
+    assert (plain.labels[:, 12:18] == 1).mean() < 0.5 or (plain.labels[:, 22:28] == 2).mean() < 0.5
