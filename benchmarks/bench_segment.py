@@ -23,6 +23,7 @@ Methods:
 Pixel accuracy against the reference; medians of ``--repeats`` runs.
 
     python benchmarks/bench_segment.py [--size 512] [--repeats 3] [--noise 0.6] [--scenes coffee astronaut]
+    python benchmarks/bench_segment.py --smoothness-sweep
 """
 
 import argparse
@@ -96,6 +97,20 @@ def table(title, rows):
     print()
 
 
+def sweep(args):
+    """Pixel accuracy at multiples of the smoothness the rule picks, per image."""
+    scenes = [("noisy horse", *horse_problem(args.size, args.noise, args.n_scribbles))]
+    scenes += [(name, *gc.datasets.load_scribble_scene(name)) for name in args.scenes]
+    factors = (0.25, 0.5, 1.0, 2.0, 4.0)
+    print("| image | rule's smoothness | " + " | ".join(f"x{f:g}" for f in factors) + " |")
+    print("|---|---:|" + "---:|" * len(factors))
+    for name, img, scrib, truth in scenes:
+        lam = segment(img, scrib, random_state=0).info["smoothness"]
+        accs = [float(np.mean((segment(img, scrib, smoothness=f * lam, random_state=0).labels == 2) == truth))
+                for f in factors]
+        print(f"| {name} | {lam:.3g} | " + " | ".join(f"{a:.4f}" for a in accs) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=512)
@@ -103,7 +118,11 @@ def main():
     ap.add_argument("--noise", type=float, default=0.6)
     ap.add_argument("--n-scribbles", type=int, default=300)
     ap.add_argument("--scenes", nargs="*", default=["coffee", "astronaut"], choices=["coffee", "astronaut"])
+    ap.add_argument("--smoothness-sweep", action="store_true",
+                    help="instead: accuracy at 1/4 .. 4 times the data-driven smoothness on each image")
     args = ap.parse_args()
+    if args.smoothness_sweep:
+        return sweep(args)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
