@@ -67,7 +67,7 @@ def main():
         seg = gc.Segmenter(image, scribbles)
         first = time.perf_counter() - t
         print(f"astronaut {args.size}x{args.size} colour ({args.size * args.size / 1e6:.2f} Mpx), one thread; "
-              f"first solve (colour model, EM, solver built) {first:.2f} s, accuracy "
+              f"first solve (colour model, smoothness, solver built) {first:.2f} s, accuracy "
               f"{np.mean((seg.labels == 2) == mask):.4f}")
         print()
         print("| stroke | label | pixels | re-solve s | changed pixels | accuracy |")
