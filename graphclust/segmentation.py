@@ -477,11 +477,12 @@ def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="gri
         smoothness = 1.0
     if connectivity is None:
         connectivity = 8
-    if spacing is not None or np.ndim(image) == 3 and channel_axis is None:
+    spatial, _, axis = _gridseg.spatial_layout(np.shape(image), channel_axis, spacing)
+    if spacing is not None or len(spatial) == 3:
         raise InvalidParameterError(f"method={method!r} segments 2-D images; volumes (and spacing) need "
                                     "method='graphcut' (or 'auto') with scribbles")
-    if channel_axis not in ("auto", None, -1) and np.ndim(image) == 3:
-        image = np.moveaxis(np.asarray(image), channel_axis, -1)
+    if axis is not None and np.ndim(image) == 3:
+        image = np.moveaxis(np.asarray(image), axis, -1)
     colour_reg = check_float(colour_reg, "colour_reg", low=0.0, low_open=True)
     img = _as_image(image)
     if np.asarray(image).dtype.kind == "f":  # float intensities carry the data's own unit

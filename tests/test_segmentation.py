@@ -471,6 +471,8 @@ def test_graphcut_bad_input_is_named():
         segment(vol, vscrib, spacing=(1.0, 2.0))
     with pytest.raises(InvalidParameterError, match="connectivity must be one of \\(6, 18, 26\\) for a 3-D grid"):
         segment(vol, vscrib, connectivity=8)
+    with pytest.raises(InvalidParameterError, match="method='hmrf-bp' segments 2-D images; volumes"):
+        segment(vol, n_segments=2)  # no scribbles: the HMRF path, images only
     vol[1, 2, 3] = np.inf
     with pytest.raises(InvalidFeaturesError, match=r"pixel \(plane=1, row=2, col=3\)"):
         segment(vol, vscrib)
