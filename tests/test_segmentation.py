@@ -525,3 +525,20 @@ def test_locality_prices_a_label_by_the_distance_to_its_strokes():
     assert (local.labels[:, 12:18] == 1).mean() > 0.9 and (local.labels[:, 22:28] == 2).mean() > 0.9
     # without it the band is not split by distance (mostly one label takes it)
     assert (plain.labels[:, 12:18] == 1).mean() < 0.5 or (plain.labels[:, 22:28] == 2).mean() < 0.5
+
+
+def test_segmenter_on_a_volume_takes_voxel_coordinates():
+    rng = np.random.default_rng(2)
+    truth = np.zeros((6, 10, 12), dtype=int)
+    truth[:, :, 6:] = 1
+    vol = truth + rng.normal(scale=0.5, size=truth.shape)
+    s = gc.Segmenter(vol, n_segments=2, spacing=(2.0, 1.0, 1.0), random_state=0)
+    s.add_stroke([(3, 5, 1), (3, 5, 2)], label=1)
+    r = s.add_stroke([(3, 5, 10), (3, 5, 9)], label=2)
+    assert r.labels.shape == truth.shape and r.n_changed == truth.size
+    r = s.add_stroke([(0, 0, 5), (5, 9, 5)], label=1)
+    assert r.warm and s.labels[0, 0, 5] == 1 and s.labels[5, 9, 5] == 1
+    cold = segment(vol, s.scribbles, spacing=(2.0, 1.0, 1.0), colour_model=s.model, smoothness=s.smoothness)
+    assert s.energy == pytest.approx(cold.energy, rel=1e-6)
+    with pytest.raises(InvalidParameterError, match=r"stroke point \(6, 0, 0\) is outside the 6x10x12 volume"):
+        s.add_stroke([(6, 0, 0)], label=1)
