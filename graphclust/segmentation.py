@@ -434,9 +434,14 @@ def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="gri
     ------
     InvalidParameterError
         Unknown method or graph, scribbles of another size, no scribbles and no
-        ``n_segments``, fewer than two scribble labels for ``"cosc"``.
+        ``n_segments``, fewer than two scribble labels for ``"cosc"``, a scribble label
+        above ``n_segments`` or a segment without a scribble (``"graphcut"``), a
+        ``spacing`` or ``connectivity`` that does not fit the number of axes.
     InvalidFeaturesError
         A NaN or infinite pixel (named).
+    ProblemTooLargeError
+        The image or volume would not fit in the available memory (checked before
+        anything is allocated; the message gives the estimate).
 
     Examples
     --------
