@@ -1,27 +1,35 @@
-"""Scribble segmentation of the noisy horse silhouette: ``gc.segment`` against
-scikit-image's ``random_walker`` and a PyMaxflow graph cut, same image, same scribbles,
-same process.
+"""Scribble segmentation: ``gc.segment`` against scikit-image's ``random_walker``, same
+images, same scribbles, same process, one thread each (threadpoolctl).
 
-The horse silhouette (``skimage.data.horse``) is resized to ``size x size``, Gaussian
-noise of standard deviation ``--noise`` is added (foreground 1, background 0), and
-``--n-scribbles`` pixels are scribbled in each of foreground and background, at least 8
-pixels inside the region. Methods:
+Noisy horse: the silhouette (``skimage.data.horse``) resized to ``size x size``,
+foreground 1 and background 0 plus Gaussian noise of standard deviation ``--noise``;
+``--n-scribbles`` random pixels scribbled in each of foreground and background, at least
+8 pixels inside the region. Coffee and astronaut: the pictures of ``skimage.data`` with
+the straight-stroke scribbles and hand-drawn reference masks of
+``gc.datasets.load_scribble_scene`` (see ``tools/make_scribble_scenes.py``).
 
-* ``gc.segment(method="hmrf-bp")`` (and ``"hmrf-icm"``): 8-connected contrast-sensitive
-  grid, Gaussian colour model fitted on the scribbles, scribbles hard, loopy BP / ICM;
-* ``skimage.segmentation.random_walker(mode="cg_j")`` with its default ``beta=130``;
-* PyMaxflow: the exact minimum of *the same energy* as ``hmrf-bp`` (two labels, so one
-  s-t cut; ``maxflow.Graph`` with ``add_grid_edges`` per neighbour direction), which
-  tells how far BP is from the optimum.
+Methods:
 
-Pixel accuracy against the clean silhouette; medians of ``--repeats`` runs.
+* ``gc.segment`` with its defaults (``method="auto"`` = ``"graphcut"``: a Gaussian
+  mixture per label from the scribbles, contrast-sensitive 8-connected smoothness with
+  the data-driven weight, hard scribbles, exact minimum cut), with two rounds of EM
+  refinement of the colour model (``em_rounds=2``), and with the distance-to-stroke
+  prior (``locality=5``);
+* ``gc.segment(method="hmrf-bp")``, the previous default (one Gaussian per label,
+  smoothness 1, loopy BP) — horse only;
+* ``skimage.segmentation.random_walker(mode="cg_j")`` at its default ``beta=130`` and at
+  ``beta=50``.
 
-    python benchmarks/bench_segment.py [--size 512] [--repeats 3] [--noise 0.8]
+Pixel accuracy against the reference; medians of ``--repeats`` runs.
+
+    python benchmarks/bench_segment.py [--size 512] [--repeats 3] [--noise 0.6] [--scenes coffee astronaut]
+    python benchmarks/bench_segment.py --smoothness-sweep
 """
 
 import argparse
 import statistics
 import time
+import warnings
 
 import numpy as np
 
@@ -33,7 +41,7 @@ def horse_problem(size, noise, n_scribbles, seed=0):
     from scipy.ndimage import binary_erosion
     from skimage.transform import resize
 
-    horse = ~gc.datasets.load_horse().astype(bool)  # skimage's horse is dark on white
+    horse = gc.datasets.load_horse()
     truth = resize(horse.astype(float), (size, size), order=0, anti_aliasing=False) > 0.5
     rng = np.random.default_rng(seed)
     img = truth.astype(float) + rng.normal(scale=noise, size=truth.shape)
@@ -45,46 +53,6 @@ def horse_problem(size, noise, n_scribbles, seed=0):
     return img, scrib, truth
 
 
-def graph_cut(img, scrib, seg):
-    """Exact minimum of the hmrf-bp energy with PyMaxflow (label 2 = sink side)."""
-    import maxflow
-
-    mu, var = seg.info["colour_means"][:, 0], seg.info["colour_vars"][:, 0]
-    cost = 0.5 * ((img[..., None] - mu) ** 2 / var + np.log(2 * np.pi * var))
-    big = 1e9
-    cost[scrib == 1, 1] = big
-    cost[scrib == 2, 0] = big
-    edges, w, _ = gc.grid_arrays(img, 8)
-    rows, cols = img.shape
-    g = maxflow.Graph[float]()
-    ids = g.add_grid_nodes(img.shape)
-    # one structure per neighbour direction, weights taken from grid_arrays
-    W = np.zeros((rows * cols, 4))
-    di = edges[:, 1] - edges[:, 0]
-    for k, d in enumerate((1, cols - 1, cols, cols + 1)):
-        sel = di == d
-        if d == cols - 1:  # down-left diagonal: only where the column decreases
-            sel &= (edges[:, 0] % cols) > 0
-        W[edges[sel, 0], k] = w[sel]
-    offsets = ((0, 1), (1, -1), (1, 0), (1, 1))
-    for k, (dr, dc) in enumerate(offsets):
-        structure = np.zeros((3, 3))
-        structure[1 + dr, 1 + dc] = 1
-        g.add_grid_edges(ids, weights=W[:, k].reshape(rows, cols), structure=structure, symmetric=True)
-    g.add_grid_tedges(ids, cost[..., 1], cost[..., 0])
-    g.maxflow()
-    return np.where(g.get_grid_segments(ids), 2, 1)
-
-
-def energy_of(img, seg, labels):
-    mu, var = seg.info["colour_means"][:, 0], seg.info["colour_vars"][:, 0]
-    k = labels - 1
-    unary = 0.5 * ((img - mu[k]) ** 2 / var[k] + np.log(2 * np.pi * var[k]))
-    edges, w, _ = gc.grid_arrays(img, 8)
-    flat = labels.reshape(-1)
-    return float(unary.sum() + w[flat[edges[:, 0]] != flat[edges[:, 1]]].sum())
-
-
 def timed(fn, repeats):
     times, out = [], None
     for _ in range(repeats):
@@ -94,41 +62,85 @@ def timed(fn, repeats):
     return statistics.median(times), out
 
 
+def compare(img, scrib, truth, repeats, channel_axis=None, extra=()):
+    from skimage.segmentation import random_walker
+
+    rows = []
+    methods = [("gc.segment (auto: graphcut)", lambda: segment(img, scrib, random_state=0)),
+               ("gc.segment em_rounds=2 (EM refinement)", lambda: segment(img, scrib, em_rounds=2, random_state=0)),
+               ("gc.segment locality=5 (distance-to-stroke prior)",
+                lambda: segment(img, scrib, locality=5.0, random_state=0)),
+               *extra,
+               ("random_walker beta=130 (default)",
+                lambda: random_walker(img, scrib, mode="cg_j", channel_axis=channel_axis)),
+               ("random_walker beta=50",
+                lambda: random_walker(img, scrib, beta=50, mode="cg_j", channel_axis=channel_axis))]
+    for name, fn in methods:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # random_walker's "probability range" warnings
+            t, out = timed(fn, repeats)
+        labels = out.labels if hasattr(out, "labels") else out
+        note = f"smoothness {out.info['smoothness']:.3g}" if hasattr(out, "info") and "smoothness" in out.info else ""
+        rows.append((name, t, float(np.mean((labels == 2) == truth)), note))
+    return rows
+
+
+def table(title, rows):
+    t_rw = next(t for name, t, _, _ in rows if name.startswith("random_walker beta=130"))
+    t_rw50 = next(t for name, t, _, _ in rows if name.startswith("random_walker beta=50"))
+    print(title)
+    print()
+    print("| method | seconds | time / rw(130) | time / rw(50) | pixel accuracy | note |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, t, a, note in rows:
+        print(f"| {name} | {t:.2f} | {t / t_rw:.2f} | {t / t_rw50:.2f} | {a:.4f} | {note} |")
+    print()
+
+
+def sweep(args):
+    """Pixel accuracy at multiples of the smoothness the rule picks, per image."""
+    scenes = [("noisy horse", *horse_problem(args.size, args.noise, args.n_scribbles))]
+    scenes += [(name, *gc.datasets.load_scribble_scene(name)) for name in args.scenes]
+    factors = (0.25, 0.5, 1.0, 2.0, 4.0)
+    print("| image | rule's smoothness | " + " | ".join(f"x{f:g}" for f in factors) + " |")
+    print("|---|---:|" + "---:|" * len(factors))
+    for name, img, scrib, truth in scenes:
+        lam = segment(img, scrib, random_state=0).info["smoothness"]
+        accs = [float(np.mean((segment(img, scrib, smoothness=f * lam, random_state=0).labels == 2) == truth))
+                for f in factors]
+        print(f"| {name} | {lam:.3g} | " + " | ".join(f"{a:.4f}" for a in accs) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=512)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--noise", type=float, default=0.8)
+    ap.add_argument("--noise", type=float, default=0.6)
     ap.add_argument("--n-scribbles", type=int, default=300)
+    ap.add_argument("--scenes", nargs="*", default=["coffee", "astronaut"], choices=["coffee", "astronaut"])
+    ap.add_argument("--smoothness-sweep", action="store_true",
+                    help="instead: accuracy at 1/4 .. 4 times the data-driven smoothness on each image")
     args = ap.parse_args()
-    from skimage.segmentation import random_walker
+    if args.smoothness_sweep:
+        return sweep(args)
+    from threadpoolctl import threadpool_limits
 
-    img, scrib, truth = horse_problem(args.size, args.noise, args.n_scribbles)
-    segment(img[:32, :32], scrib[:32, :32] if (scrib[:32, :32] > 0).any() else None, n_segments=2)  # compile
-    acc = {}
-    rows = []
-    for name, fn in [
-        ("gc.segment hmrf-bp", lambda: segment(img, scrib, method="hmrf-bp", random_state=0)),
-        ("gc.segment hmrf-icm", lambda: segment(img, scrib, method="hmrf-icm", random_state=0)),
-    ]:
-        t, seg = timed(fn, args.repeats)
-        acc[name] = float(np.mean((seg.labels == 2) == truth))
-        rows.append((name, t, acc[name], energy_of(img, seg, seg.labels)))
-        if name.endswith("bp"):
-            bp_seg = seg
-    t, rw = timed(lambda: random_walker(img, scrib, mode="cg_j"), args.repeats)
-    rows.append(("skimage random_walker", t, float(np.mean((rw == 2) == truth)), None))
-    t, gcut = timed(lambda: graph_cut(img, scrib, bp_seg), args.repeats)
-    rows.append(("PyMaxflow graph cut (same energy)", t, float(np.mean((gcut == 2) == truth)),
-                 energy_of(img, bp_seg, gcut)))
-    t_rw = rows[2][1]
-    print(f"noisy horse {args.size}x{args.size}, noise sd {args.noise}, {args.n_scribbles} scribbled pixels per "
-          f"label, medians of {args.repeats}")
-    print()
-    print("| method | seconds | time / random_walker | pixel accuracy | energy |")
-    print("|---|---:|---:|---:|---:|")
-    for name, t, a, e in rows:
-        print(f"| {name} | {t:.2f} | {t / t_rw:.2f} | {a:.4f} | {'' if e is None else f'{e:.1f}'} |")
+    with threadpool_limits(1):
+        img, scrib, truth = horse_problem(args.size, args.noise, args.n_scribbles)
+        warm = np.zeros((32, 32), dtype=int)
+        warm[2, 2], warm[-3, -3] = 1, 2
+        segment(img[:32, :32], warm, random_state=0)  # compile (numba cache)
+        segment(img[:32, :32], warm, method="hmrf-bp", random_state=0, progress=False)
+        hmrf = [("gc.segment method='hmrf-bp' (previous default)",
+                 lambda: segment(img, scrib, method="hmrf-bp", random_state=0, progress=False))]
+        rows = compare(img, scrib, truth, args.repeats, extra=hmrf)
+        table(f"noisy horse {args.size}x{args.size}, noise sd {args.noise}, {args.n_scribbles} scribbled pixels per "
+              f"label, medians of {args.repeats}, one thread", rows)
+        for name in args.scenes:
+            image, scribbles, mask = gc.datasets.load_scribble_scene(name)
+            rows = compare(image, scribbles, mask, args.repeats, channel_axis=-1)
+            table(f"{name} {image.shape[0]}x{image.shape[1]} colour, {int((scribbles > 0).sum())} scribbled pixels, "
+                  f"medians of {args.repeats}, one thread", rows)
 
 
 if __name__ == "__main__":

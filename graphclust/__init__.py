@@ -37,7 +37,7 @@ from .potentials import DPCentroids
 from .rdpmeans import DPMeans, RDPMeans
 from .tvclust import TVClust
 from . import segmentation
-from .segmentation import Segmentation, segment
+from .segmentation import Segmentation, Segmenter, segment
 from .ddmmdpm import DDMMDPM, MMDPM
 from .dcp import DCP, DCPKernel
 from .auto import AutoCluster, cluster
@@ -93,6 +93,7 @@ __all__ = [
     # images
     "segment",
     "Segmentation",
+    "Segmenter",
     "segmentation",
     "DDMMDPM",
     "MMDPM",

@@ -1233,7 +1233,7 @@ def suggest_strokes(segmentation, n_strokes=3, *, radius=None, exclude=None, spr
     >>> img = np.zeros((20, 20)); img[:, 10:] = 1.0
     >>> img[:, 9:11] = 0.5  # an ambiguous seam
     >>> scrib = np.zeros((20, 20), dtype=int); scrib[5, 2:5] = 1; scrib[15, 14:18] = 2
-    >>> seg = gc.segment(img, scrib, random_state=0)
+    >>> seg = gc.segment(img, scrib, method="hmrf-bp", random_state=0)  # BP keeps marginals
     >>> hint = gc.active.suggest_strokes(seg, n_strokes=1, radius=1)
     >>> 8 <= int(hint.points[0, 1]) <= 11
     True

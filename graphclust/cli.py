@@ -154,6 +154,15 @@ def _cmd_demo(args):
     return status
 
 
+def _auto_or_float(text):
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
 def _cmd_segment(args):
     from .segmentation import overlay, read_image, segment, write_label_image
 
@@ -221,12 +230,15 @@ def _parser():
     c = sub.add_parser("segment", formatter_class=fmt, help="segment an image from scribbles (image extra)")
     c.add_argument("image", help="image file (PNG, JPEG, TIFF, ...)")
     c.add_argument("--scribbles", help="scribble image of the same size: 0/black = none, labels or colours")
-    c.add_argument("--method", default="hmrf-bp", help="hmrf-bp, hmrf-icm, hmrf-lp, cosc or rdpmeans")
+    c.add_argument("--method", default="auto",
+                   help="auto (graphcut with scribbles, hmrf-bp without), graphcut, hmrf-bp, hmrf-icm, hmrf-lp, "
+                        "cosc or rdpmeans")
     c.add_argument("--graph", default="grid", choices=["grid", "superpixels"],
                    help="pixel grid, or a graph over SLIC superpixels (faster on large images)")
     c.add_argument("-k", "--n-segments", type=int, help="number of segments (required without scribbles)")
     c.add_argument("--connectivity", type=int, default=8, choices=[4, 8], help="pixel neighbours of the grid")
-    c.add_argument("--smoothness", type=float, default=1.0, help="weight of the contrast-sensitive edges")
+    c.add_argument("--smoothness", type=_auto_or_float, default="auto",
+                   help="weight of the contrast-sensitive edges, or auto (data-driven for graphcut, 1 otherwise)")
     c.add_argument("--n-superpixels", type=int, default=400, help="with --graph superpixels: about this many")
     c.add_argument("--random-state", type=int, default=0, help="seed of every random choice")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="extra engine/estimator option")

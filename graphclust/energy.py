@@ -185,6 +185,16 @@ class Energy:
         weights = np.concatenate(parts_w) if parts_w else None
         return cls(unary, edges, weights, label_costs=label_costs, constant=constant)
 
+    @classmethod
+    def _from_unique_pairs(cls, unary, edges, weights):
+        """An energy from pairs the caller guarantees unique, with ``i < j`` and finite
+        weights ``> 0`` (grid builders: a pixel and its forward neighbour). Skips the
+        sort that merges parallel terms; the unary is still checked."""
+        E = cls(unary)
+        E.edges = np.asarray(edges, dtype=np.int64)
+        E.weights = np.asarray(weights, dtype=np.float64)
+        return E
+
     # ------------------------------------------------------------------ facts
     @property
     def n_nodes(self):

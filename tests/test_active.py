@@ -322,7 +322,7 @@ def test_suggest_strokes_points_at_the_ambiguous_seam():
     img[:, 11:13] = 0.5
     scrib = np.zeros((24, 24), dtype=int)
     scrib[5, 2:5], scrib[18, 17:21] = 1, 2
-    seg = gc.segment(img, scrib, random_state=0)
+    seg = gc.segment(img, scrib, method="hmrf-bp", random_state=0)  # BP's marginals (no longer the default)
     hint = gc.active.suggest_strokes(seg, n_strokes=2, radius=1)
     assert hint.points.shape == (2, 2) and hint.entropy.shape == img.shape
     assert all(10 <= c <= 13 for c in hint.points[:, 1])
@@ -344,7 +344,7 @@ def test_spread_sends_suggestions_away_from_the_scribbles():
     img[:, 10:] = 1.0
     scrib = np.zeros((20, 20), dtype=int)
     scrib[0:3, 0:3], scrib[0:3, 17:20] = 1, 2
-    seg = gc.segment(img, scrib, random_state=0)
+    seg = gc.segment(img, scrib, method="hmrf-bp", random_state=0)  # BP's marginals (no longer the default)
     hint = gc.active.suggest_strokes(seg, n_strokes=1, radius=1, exclude=scrib, spread=10.0)
     assert hint.points[0, 0] >= 15
     with pytest.raises(InvalidParameterError, match="spread must be >= 0"):

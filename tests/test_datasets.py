@@ -319,3 +319,19 @@ def test_loaders_read_from_scikit_learn_give_the_tables_shipped_before(name, dig
     X, y = getattr(datasets, f"load_{name}")()
     assert X.dtype == np.float64 and y.dtype == np.int64 and X.flags["C_CONTIGUOUS"]
     assert hashlib.sha256(X.tobytes() + y.tobytes()).hexdigest()[:16] == digest
+
+
+@pytest.mark.parametrize("name, shape", [("coffee", (400, 600)), ("astronaut", (512, 512))])
+def test_scribble_scenes_agree_with_their_masks(name, shape):
+    pytest.importorskip("skimage")
+    image, scribbles, mask = datasets.load_scribble_scene(name)
+    assert image.shape == shape + (3,) and scribbles.shape == mask.shape == shape
+    assert sorted(np.unique(scribbles).tolist()) == [0, 1, 2]
+    # no stroke crosses the reference boundary
+    assert mask[scribbles == 2].all() and not mask[scribbles == 1].any()
+    assert 0.2 < mask.mean() < 0.6
+
+
+def test_an_unknown_scribble_scene_is_named():
+    with pytest.raises(InvalidParameterError, match="name must be 'coffee' or 'astronaut', got 'horse'"):
+        datasets.load_scribble_scene("horse")

@@ -60,7 +60,9 @@ def test_smoothing_beats_the_colour_model_alone():
 def test_energy_of_the_answer_is_the_energy_reported():
     # recompute the energy from the returned label image with an independent formula
     img, scrib, _ = noisy_regions(shape=(12, 15))
-    seg = segment(img, scrib, connectivity=4, smoothness=0.7, random_state=0)
+    # the single-Gaussian model of the hmrf methods (the default became "graphcut", whose
+    # energy is checked against an independent max-flow in test_graphcut_*)
+    seg = segment(img, scrib, method="hmrf-bp", connectivity=4, smoothness=0.7, random_state=0)
     mu, var = seg.info["colour_means"][:, 0], seg.info["colour_vars"][:, 0]
     k = np.searchsorted([1, 2, 3], seg.labels)
     unary = 0.5 * ((img - mu[k]) ** 2 / var[k] + np.log(2 * np.pi * var[k]))
@@ -155,7 +157,7 @@ def test_side_info_graphml_round_trip_with_the_grid(tmp_path):
 
 @pytest.mark.parametrize("bad, match", [
     (dict(scribbles=np.zeros((5, 5), int)), "scribbles have shape 5x5 but the image is 10x12"),
-    (dict(method="graphcut"), "method must be one of"),
+    (dict(method="maxflow"), "method must be one of"),  # "graphcut" became a method (issue 28)
     (dict(graph="voxels"), "graph must be 'grid' or 'superpixels'"),
     (dict(smoothness=-1.0), "smoothness must be >= 0"),
 ])
@@ -302,3 +304,241 @@ def test_an_engine_registered_outside_segments(rng):
         del ENGINES["test-counting-icm"]
     with pytest.raises(InvalidParameterError, match="'hmrf-' and a registered engine .*got 'hmrf-nope'"):
         gc.segment(img, scrib, method="hmrf-nope")
+
+
+# ---------------------------------------------------------------------- graph-cut model (issue 28)
+def _independent_energy(img, seg, scrib, connectivity=8):
+    """The graphcut model's energy rebuilt from its parts by other code: the colour
+    model's costs, hard scribbles, and the float64 contrast weights of grid_arrays
+    (same formula) times the smoothness."""
+    from graphclust.energy import Energy
+
+    model, values = seg.info["colour_model"], seg.info["values"]
+    free = model.costs(img.reshape(img.shape[0] * img.shape[1], -1)).astype(np.float64)
+    U = free.copy()
+    flat = scrib.reshape(-1)
+    for k, v in enumerate(values):  # a scribbled pixel may only take its label
+        U[flat == v] = np.inf
+        U[flat == v, k] = free[flat == v, k]
+    edges, w, _ = gc.grid_arrays(img, connectivity, channel_axis=-1 if img.ndim == 3 else None)
+    return Energy(U, edges, seg.info["smoothness"] * w)
+
+
+def test_graphcut_two_labels_is_the_exact_minimum_of_its_model():
+    from graphclust.inference import mincut
+
+    img, scrib, truth = noisy_regions(shape=(14, 16), noise=0.5)
+    scrib[scrib == 3] = 2
+    truth[truth == 3] = 2
+    seg = segment(img, scrib, random_state=0)
+    assert seg.method == "graphcut" and seg.info["engine"] == "mincut"
+    on = scrib > 0
+    np.testing.assert_array_equal(seg.labels[on], scrib[on])
+    E = _independent_energy(img, seg, scrib)
+    best = mincut(E, flow="networkx")  # an independent max-flow
+    ours = E.evaluate(np.searchsorted(seg.info["values"], seg.labels.reshape(-1)))
+    assert ours == pytest.approx(best.energy, rel=1e-5)
+    assert seg.energy == pytest.approx(best.energy, rel=1e-5)
+    assert np.mean(seg.labels == truth) > 0.9
+
+
+def test_graphcut_em_rounds_never_raise_the_energy_and_three_labels_use_expansion():
+    img, scrib, truth = noisy_regions(colour=True, noise=0.35)
+    seg = segment(img, scrib, em_rounds=2, random_state=0)
+    assert seg.info["engine"] == "expansion"
+    energies = seg.info["em_energies"]
+    assert len(energies) >= 2
+    assert seg.energy == pytest.approx(min(energies)) and seg.energy <= energies[0]
+    on = scrib > 0
+    np.testing.assert_array_equal(seg.labels[on], scrib[on])
+    assert np.mean(seg.labels == truth) > 0.95
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_channel_axis_is_the_same_as_moving_the_axis(axis):
+    img, scrib, _ = noisy_regions(shape=(16, 18), colour=True, noise=0.35)
+    last = segment(img, scrib, channel_axis=-1, random_state=0)
+    moved = segment(np.moveaxis(img, -1, axis), scrib, channel_axis=axis, random_state=0)
+    np.testing.assert_array_equal(moved.labels, last.labels)
+    assert moved.energy == pytest.approx(last.energy, rel=1e-9)
+
+
+def test_spacing_divides_each_pair_weight_by_its_length():
+    from graphclust._gridseg import contrast_weights, grid_offsets
+
+    rng = np.random.default_rng(1)
+    vol = rng.normal(size=(3, 4, 5, 1)).astype(np.float32)
+    offsets = grid_offsets(3, 26)
+    unit, beta = contrast_weights(vol, offsets, np.ones(3))
+    aniso, beta2 = contrast_weights(vol, offsets, np.array([2.0, 1.0, 0.5]), beta=beta)
+    for off, a, b in zip(offsets, unit, aniso):
+        ratio = np.sqrt(np.sum(np.square(off))) / np.sqrt(np.sum(np.square(np.array(off) * [2.0, 1.0, 0.5])))
+        np.testing.assert_allclose(b, a * ratio, rtol=1e-6)
+    # and the weight itself: exp(-beta |I_p - I_q|^2) / |offset|, 0 outside the grid
+    k = offsets.index((1, 0, 1))
+    expected = np.exp(-beta * (vol[1:, :, 1:, 0] - vol[:-1, :, :-1, 0]) ** 2) / np.sqrt(2)
+    np.testing.assert_allclose(unit[k][:-1, :, :-1], expected, rtol=1e-5)
+    assert not unit[k][-1].any() and not unit[k][:, :, -1].any()
+
+
+@pytest.mark.parametrize("connectivity", [6, 18, 26])
+def test_volume_segmentation_is_the_brute_force_minimum(connectivity):
+    from graphclust.energy import Energy
+    from graphclust.inference import brute_force
+
+    rng = np.random.default_rng(3)
+    truth = np.zeros((2, 2, 3), dtype=int)
+    truth[:, :, 2] = 1
+    vol = truth + rng.normal(scale=0.4, size=truth.shape)
+    scrib = np.zeros(truth.shape, dtype=int)
+    scrib[0, 0, 0], scrib[1, 1, 2] = 1, 2
+    spacing = (2.0, 1.0, 1.0)
+    seg = segment(vol, scrib, connectivity=connectivity, spacing=spacing, n_components=1, random_state=0)
+    # the energy rebuilt voxel pair by voxel pair
+    model, lam, beta = seg.info["colour_model"], seg.info["smoothness"], seg.info["beta"]
+    U = model.costs(vol.reshape(-1, 1)).astype(np.float64)
+    U[0, 1] = np.inf
+    U[11, 0] = np.inf
+    most = {6: 1, 18: 2, 26: 3}[connectivity]
+    edges, w = [], []
+    coords = list(np.ndindex(vol.shape))
+    for i, p in enumerate(coords):
+        for j, q in enumerate(coords):
+            d = np.subtract(q, p)
+            if j > i and np.abs(d).max() == 1 and np.count_nonzero(d) <= most:
+                edges.append((i, j))
+                w.append(lam * np.exp(-beta * (vol[p] - vol[q]) ** 2) / np.sqrt(np.sum((d * spacing) ** 2)))
+    best = brute_force(Energy(U, edges, w), max_nodes=12)
+    assert seg.energy == pytest.approx(best.energy, rel=1e-5)
+    assert seg.labels.shape == truth.shape
+
+
+@pytest.mark.parametrize("locality", [0.0, 5.0])
+def test_segmenter_strokes_equal_one_cold_segment_with_every_stroke(locality):
+    img, scrib, truth = noisy_regions(shape=(30, 36), noise=0.6)
+    scrib[scrib == 3] = 2
+    truth[truth == 3] = 2
+    first = np.zeros_like(scrib)
+    first[10, 3:6], first[10, 20:24] = 1, 2
+    s = gc.Segmenter(img, first, locality=locality, random_state=0)
+    start = s.labels.copy()
+    strokes = [(np.argwhere(scrib == 1)[:4], 1), (np.argwhere(scrib == 2)[:6], 2), (np.argwhere(scrib == 1)[4:], 1)]
+    for coords, label in strokes:
+        before = s.labels.copy()
+        r = s.add_stroke(coords, label)
+        assert r.warm and r.n_changed == int((s.labels != before).sum())
+        np.testing.assert_array_equal(r.changed, s.labels != before)
+    assert (s.labels != start).any() or locality  # (with locality the first solve had it right already)
+    cold = segment(img, s.scribbles, colour_model=s.model, smoothness=s.smoothness, locality=locality,
+                   evidence=s.evidence)
+    assert s.energy == pytest.approx(cold.energy, rel=1e-6)  # both exact minima of one energy
+    assert np.mean(s.labels == cold.labels) > 0.99
+    on = s.scribbles > 0
+    np.testing.assert_array_equal(s.labels[on], s.scribbles[on])
+    assert s.overlay().shape == img.shape + (3,)
+    r = s.refit()
+    assert r.labels.shape == img.shape
+
+
+def test_segmenter_waits_for_every_segment_and_takes_masks():
+    img, scrib, truth = noisy_regions(shape=(20, 24), colour=True, noise=0.3)
+    s = gc.Segmenter(img, n_segments=3)
+    assert s.add_stroke(scrib == 1, label=1).labels is None
+    assert s.add_stroke(scrib == 2, label=2).labels is None
+    r = s.add_stroke(scrib == 3, label=3)
+    assert r.n_changed == img.shape[0] * img.shape[1] and not r.warm
+    assert np.mean(s.labels == truth) > 0.95
+
+
+def test_graphcut_bad_input_is_named():
+    img, scrib, _ = noisy_regions(shape=(10, 12))
+    with pytest.raises(InvalidParameterError, match="scribbles have shape 5x5 but the image is 10x12"):
+        segment(img, np.ones((5, 5), int))
+    with pytest.raises(InvalidParameterError, match="scribble label 3 .* beyond the 2 segments"):
+        segment(img, scrib, n_segments=2)
+    with pytest.raises(InvalidParameterError, match="segment 4 has no scribble"):
+        segment(img, scrib, n_segments=4)
+    bad = img.copy()
+    bad[3, 4] = np.nan
+    with pytest.raises(InvalidFeaturesError, match=r"NaN or infinite value at pixel \(row=3, col=4\)"):
+        segment(bad, scrib)
+    vol = np.zeros((4, 5, 6))
+    vscrib = np.zeros((4, 5, 6), int)
+    vscrib[0, 0, 0], vscrib[3, 4, 5] = 1, 2
+    with pytest.raises(InvalidParameterError, match="scribbles have shape 4x5x5 but the volume is 4x5x6"):
+        segment(vol, vscrib[:, :, :5])
+    with pytest.raises(InvalidParameterError, match="spacing has 2 entries but the volume has 3 spatial axes"):
+        segment(vol, vscrib, spacing=(1.0, 2.0))
+    with pytest.raises(InvalidParameterError, match="connectivity must be one of \\(6, 18, 26\\) for a 3-D grid"):
+        segment(vol, vscrib, connectivity=8)
+    with pytest.raises(InvalidParameterError, match="method='hmrf-bp' segments 2-D images; volumes"):
+        segment(vol, n_segments=2)  # no scribbles: the HMRF path, images only
+    vol[1, 2, 3] = np.inf
+    with pytest.raises(InvalidFeaturesError, match=r"pixel \(plane=1, row=2, col=3\)"):
+        segment(vol, vscrib)
+
+
+def test_segmenter_bad_strokes_are_named():
+    img, scrib, _ = noisy_regions(shape=(10, 12))
+    s = gc.Segmenter(img, scrib)
+    with pytest.raises(InvalidParameterError, match=r"stroke is a mask or label image of shape 10x12 .* got shape"):
+        s.add_stroke(np.ones((11, 12), bool), label=1)
+    with pytest.raises(InvalidParameterError, match=r"stroke point \(10, 0\) is outside the 10x12 image"):
+        s.add_stroke([(0, 0), (10, 0)], label=1)
+    with pytest.raises(InvalidParameterError, match="stroke label 4 is beyond the 3 segments"):
+        s.add_stroke([(0, 0)], label=4)
+    with pytest.raises(InvalidParameterError, match="needs its label"):
+        s.add_stroke([(0, 0)])
+    assert s.add_stroke([(0, 0), (0, 0)], label=1).labels[0, 0] == 1  # a repeated point is one point
+
+
+def test_an_image_too_large_for_memory_is_refused_before_allocation():
+    from graphclust.errors import ProblemTooLargeError
+
+    huge = np.broadcast_to(np.float32(0.5), (200_000, 200_000))  # a view: no memory behind it
+    scrib = np.broadcast_to(np.int8(0), huge.shape)
+    with pytest.raises(ProblemTooLargeError, match=r"200000x200000 image .* needs about .* GiB .* bytes per pixel"):
+        segment(huge, scrib)
+    with pytest.raises(ProblemTooLargeError, match="GiB is available"):
+        gc.Segmenter(huge)
+
+
+def test_locality_prices_a_label_by_the_distance_to_its_strokes():
+    from graphclust._gridseg import distance_prior
+
+    seeds = np.full(5 * 9, -1)
+    seeds[0], seeds[8] = 0, 1  # label 0 at (0, 0), label 1 at (0, 8)
+    prior = distance_prior(seeds, (5, 9), 2, np.ones(2))
+    diag = np.hypot(5, 9)
+    assert prior[0, 0, 0] == 0 and prior[0, 0, 1] == pytest.approx(8 / diag)
+    assert prior[4, 4].tolist() == [0.0, 0.0]  # halfway: no preference
+    # dark left, bright right, a grey band between that the colours cannot decide:
+    # with locality the band goes to the nearer stroke's label
+    img = np.zeros((20, 40))
+    img[:, 28:] = 1.0
+    img[:, 10:28] = 0.5
+    img += np.random.default_rng(0).normal(scale=0.05, size=img.shape)
+    scrib = np.zeros((20, 40), int)
+    scrib[5:15, 2], scrib[5:15, 37] = 1, 2
+    plain = segment(img, scrib, smoothness=0.0, n_components=1, random_state=0)
+    local = segment(img, scrib, smoothness=0.0, n_components=1, locality=50.0, random_state=0)
+    assert (local.labels[:, 12:18] == 1).mean() > 0.9 and (local.labels[:, 22:28] == 2).mean() > 0.9
+    # without it the band is not split by distance (mostly one label takes it)
+    assert (plain.labels[:, 12:18] == 1).mean() < 0.5 or (plain.labels[:, 22:28] == 2).mean() < 0.5
+
+
+def test_segmenter_on_a_volume_takes_voxel_coordinates():
+    rng = np.random.default_rng(2)
+    truth = np.zeros((6, 10, 12), dtype=int)
+    truth[:, :, 6:] = 1
+    vol = truth + rng.normal(scale=0.5, size=truth.shape)
+    s = gc.Segmenter(vol, n_segments=2, spacing=(2.0, 1.0, 1.0), random_state=0)
+    s.add_stroke([(3, 5, 1), (3, 5, 2)], label=1)
+    r = s.add_stroke([(3, 5, 10), (3, 5, 9)], label=2)
+    assert r.labels.shape == truth.shape and r.n_changed == truth.size
+    r = s.add_stroke([(0, 0, 5), (5, 9, 5)], label=1)
+    assert r.warm and s.labels[0, 0, 5] == 1 and s.labels[5, 9, 5] == 1
+    cold = segment(vol, s.scribbles, spacing=(2.0, 1.0, 1.0), colour_model=s.model, smoothness=s.smoothness)
+    assert s.energy == pytest.approx(cold.energy, rel=1e-6)
+    with pytest.raises(InvalidParameterError, match=r"stroke point \(6, 0, 0\) is outside the 6x10x12 volume"):
+        s.add_stroke([(6, 0, 0)], label=1)

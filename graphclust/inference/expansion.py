@@ -34,6 +34,7 @@ persistency never costs more, and frees the nodes the truncation froze.
 """
 
 import time
+import warnings
 
 import numpy as np
 from numba import njit
@@ -329,6 +330,10 @@ class _MoveGraph:
         else:
             self.steps = [(a, b) for a in range(K) for b in range(a + 1, K)]
         self.flows = {} if reuse_flows and self.h is None else None
+        # infinite pair weights never change here: without them the hard terms a
+        # labelling violates are its forbidden unaries, counted on the nodes a move changes
+        self.inf_pairs = bool(np.isinf(energy.weights).any())
+        self.spread = None  # per-node spread of the finite unaries, for the penalty (see unary_changed)
 
     def _surrogate(self):
         """The finite energy the moves descend (the energy itself without hard terms)."""
@@ -353,13 +358,56 @@ class _MoveGraph:
             self.penalty = None
             self._surrogate()
             return
-        need = energy.hard_penalty()
+        need = self._penalty_after(nodes)
         if self.penalty is None or need > self.penalty:
             self.penalty = need
             self._surrogate()
             return
         # a larger penalty than needed is still a valid one: only the rows change
         self.U[nodes] = _finite_unary(energy.unary[nodes], self.penalty)
+
+    def _penalty_after(self, nodes):
+        """:meth:`Energy.hard_penalty` after the unary rows ``nodes`` changed, from the
+        stored per-node spreads (the rows' spreads replaced), in time proportional to
+        the rows; the full computation the first time."""
+        energy = self.energy
+        if self.spread is None or energy.label_costs is not None or len(energy.tables):
+            U = energy.unary
+            self.spread = _spread(U)
+            self.spread_sum = float(self.spread.sum())
+            w = energy.weights[np.isfinite(energy.weights)]
+            self.rest = float(np.abs(w).sum())
+            return energy.hard_penalty()
+        new = _spread(energy.unary[nodes])
+        self.spread_sum += float(new.sum() - self.spread[nodes].sum())
+        self.spread[nodes] = new
+        return float(1.0 + 2.0 * (self.spread_sum + self.rest))
+
+    def delta(self, z, new, changed):
+        """``F(new) - F(z)`` of the surrogate, from the ``changed`` nodes and the pair
+        terms touching them (None when pair tables or label costs need a full score)."""
+        if len(self.tables) or self.h is not None:
+            return None
+        U, e0, e1, w = self.U, self.e0, self.e1, self.w
+        d = float(U[changed, new[changed]].sum() - U[changed, z[changed]].sum())
+        mark = np.zeros(len(z), dtype=bool)
+        mark[changed] = True
+        touch = np.flatnonzero(mark[e0] | mark[e1])
+        a, b, wt = e0[touch], e1[touch], w[touch]
+        cut_new = new[a] != new[b]
+        cut_old = z[a] != z[b]
+        # attractive terms cost w when cut, repulsive ones |w| when joined
+        d += float(np.where(wt > 0, wt * (cut_new.astype(np.float64) - cut_old),
+                            -wt * ((~cut_new).astype(np.float64) - (~cut_old))).sum())
+        return d
+
+    def hard_increase(self, z, new, changed):
+        """Whether ``new`` violates more hard terms than ``z``."""
+        energy = self.energy
+        if self.inf_pairs:
+            return energy.violated_hard_terms(new) > energy.violated_hard_terms(z)
+        U = energy.unary
+        return int(np.isinf(U[changed, new[changed]]).sum()) > int(np.isinf(U[changed, z[changed]]).sum())
 
     @property
     def flow_bytes(self):
@@ -435,13 +483,16 @@ class _MoveGraph:
                     n_truncated += n_trunc
                     stale[s] = True
                     new = np.where(x, l1, l0)
-                    if np.array_equal(new, z):
+                    changed = np.flatnonzero(new != z)
+                    if not changed.size:
                         move_history.append(f_cur)
                         continue
-                    f_new = F.evaluate(new)
+                    # the change of the energy from the nodes that moved and their terms
+                    d = self.delta(z, new, changed)
+                    f_new = F.evaluate(new) if d is None else f_cur + d
                     # keep only strict improvements; with hard terms also refuse to break one
                     ok = f_new < f_cur - REL_TOL * abs(f_cur)
-                    if ok and hard and energy.violated_hard_terms(new) > energy.violated_hard_terms(z):
+                    if ok and hard and self.hard_increase(z, new, changed):
                         ok = False
                     if ok:
                         z, f_cur = new, f_new
@@ -451,6 +502,8 @@ class _MoveGraph:
                         # something (rerunning truncated ones gained nothing on the k-NN benchmark)
                         stale[s] = True
                     move_history.append(f_cur)
+                if not hard and f_cur != f_start:
+                    f_cur = F.evaluate(z)  # the moves' changes were summed: score the labelling once
                 value = energy.evaluate(z) if hard else f_cur
                 history.append(value)
                 if bar is not None:
@@ -469,7 +522,10 @@ class _MoveGraph:
             converged = True
         info = {"moves": moves, "n_moves": n_moves, "n_accepted": n_accepted, "n_truncated": n_truncated,
                 "move_history": move_history, "violated_hard_terms": energy.violated_hard_terms(z)}
-        return InferenceResult(labels=z, energy=energy.evaluate(z), lower_bound=None, iterations=len(history),
+        # the last history entry scored the final labelling with the energy itself (hard
+        # terms) or with its surrogate, which is the energy when there are none
+        final = history[-1] if history else energy.evaluate(z)
+        return InferenceResult(labels=z, energy=final, lower_bound=None, iterations=len(history),
                                converged=converged, seconds=time.perf_counter() - t0, history=history, info=info)
 
 
@@ -493,6 +549,14 @@ def _pick_moves(energy, non_metric):
             "use non_metric='swap' or method='swap'"
         )
     return "swap"
+
+
+def _spread(U):
+    """Per row: largest minus smallest finite cost (0 for a row with none)."""
+    finite_u = np.where(np.isinf(U), np.nan, U)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-inf rows: nan, set to 0
+        return np.nan_to_num(np.nanmax(finite_u, axis=1) - np.nanmin(finite_u, axis=1))
 
 
 def _first_non_metric(tables):

@@ -7,6 +7,8 @@ from .dcp import DCPKernel
 from .ddmmdpm import DDMMDPMPotentials
 from .dpcentroids import DPCentroids
 from .gaussian import DiagonalGaussian
+from .mixture import GaussianMixtures
 
 __all__ = ["NodePotentials", "Centroids", "DISTORTIONS", "NormalInverseWishart", "NormalInverseGamma",
-           "DirichletMultinomial", "CONJUGATE", "DCPKernel", "DDMMDPMPotentials", "DPCentroids", "DiagonalGaussian"]
+           "DirichletMultinomial", "CONJUGATE", "DCPKernel", "DDMMDPMPotentials", "DPCentroids", "DiagonalGaussian",
+           "GaussianMixtures"]

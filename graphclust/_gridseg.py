@@ -1,0 +1,354 @@
+"""Scribble segmentation on implicit pixel/voxel grids: the model and its solve.
+
+The model of :func:`graphclust.segment` (``method="auto"``/``"graphcut"``) and of
+:class:`graphclust.Segmenter` is made of three pieces, all on the grid's own shape:
+
+* ``unary`` — float32 ``(*shape, K)``: the colour model's costs, ``inf`` on the other
+  labels at a scribbled pixel;
+* ``offsets`` — the forward neighbour offsets ``(d_0, ..., d_{n-1})`` (first non-zero
+  entry positive), one per undirected neighbour direction;
+* ``weights`` — one float32 array of the grid's shape per offset: ``weights[i][p]`` is
+  the Potts weight of the pair ``(p, p + offsets[i])`` (0 where ``p + offsets[i]``
+  leaves the grid), smoothness included.
+
+``E(z) = sum_p U[p, z_p] + sum_i sum_p weights[i][p] [z_p != z_{p + offsets[i]}]``.
+
+:func:`grid_model` builds them (the only place that does) and :func:`solve_grid` /
+:class:`GridSession` solve them (the only places that do): today by converting to an
+explicit :class:`~graphclust.energy.Energy` solved by the exact minimum cut (two labels)
+or α-expansion; an implicit-grid engine taking the same three pieces plugs in there.
+"""
+
+import itertools
+import os
+
+import numpy as np
+
+from .energy import Energy
+from .errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
+
+#: allowed connectivities per number of spatial dimensions, and the default
+CONNECTIVITY = {2: (4, 8), 3: (6, 18, 26)}
+DEFAULT_CONNECTIVITY = {2: 8, 3: 6}
+_TINY32 = float(np.finfo(np.float32).tiny)
+
+
+def grid_offsets(ndim, connectivity):
+    """Forward neighbour offsets: one per undirected direction, first non-zero entry
+    positive. ``connectivity`` 4/8 (2-D) or 6/18/26 (3-D): offsets with at most 1, 2 or
+    3 non-zero entries (8 and 26 are the full ``3^n`` neighbourhoods)."""
+    if connectivity not in CONNECTIVITY.get(ndim, ()):
+        raise InvalidParameterError(
+            f"connectivity must be one of {CONNECTIVITY.get(ndim, ())} for a {ndim}-D grid, got {connectivity!r}")
+    most = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}[connectivity]
+    out = []
+    for o in itertools.product((-1, 0, 1), repeat=ndim):
+        nz = [v for v in o if v]
+        if nz and nz[0] > 0 and len(nz) <= most:
+            out.append(o)
+    return out
+
+
+def _slices(offset, shape):
+    """(source, target) slices of the pairs ``(p, p + offset)`` inside the grid."""
+    src, dst = [], []
+    for o, n in zip(offset, shape):
+        src.append(slice(max(0, -o), n - max(0, o)))
+        dst.append(slice(max(0, o), n - max(0, -o)))
+    return tuple(src), tuple(dst)
+
+
+def bytes_per_pixel(n_channels, n_labels, n_offsets):
+    """A generous estimate of the memory per pixel of one solve on the explicit
+    :class:`Energy` path: the float32 image and unary, the float32 weights, the float64
+    unary of the Energy, its int64 edges and float64 weights (with the sort that merges
+    them) and the max-flow arcs (residuals both ways, adjacency, trees)."""
+    image = 4 * n_channels + 8 * n_channels  # float32 image and the provider's float64 features
+    unary = 4 * n_labels + 8 * n_labels + 8 * n_labels  # float32, Energy's float64, argmin/temporaries
+    pairs = n_offsets * (4 + 16 + 8 + 16 + 8)  # float32 weights, int64 edges, float64 w, merge keys + sort
+    flow = n_offsets * 2 * (8 + 8 + 4) + 64  # residual arcs both ways, adjacency; per-node trees
+    return image + unary + pairs + flow
+
+
+def available_memory():
+    """Bytes of memory available now (psutil when installed, else ``os.sysconf``), or
+    None when unknown."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except Exception:  # psutil missing or unable to read the system
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(shape, n_channels, n_labels, n_offsets, what="image"):
+    """Raise :class:`ProblemTooLargeError` with the estimate when a grid of ``shape``
+    would not fit in the available memory (checked before anything is allocated)."""
+    n = int(np.prod(shape, dtype=np.float64))
+    need = float(n) * bytes_per_pixel(n_channels, n_labels, n_offsets)
+    have = available_memory()
+    if have is not None and need > have:
+        dims = "x".join(map(str, shape))
+        raise ProblemTooLargeError(
+            f"the {dims} {what} ({n:.3g} pixels) needs about {need / 2 ** 30:.1f} GiB to segment "
+            f"(~{bytes_per_pixel(n_channels, n_labels, n_offsets)} bytes per pixel with {n_labels} labels and "
+            f"{n_offsets} neighbour directions), but only {have / 2 ** 30:.1f} GiB is available; segment a "
+            "smaller crop or a downsampled copy, or use a lower connectivity")
+
+
+def spatial_layout(shape, channel_axis, spacing):
+    """``(spatial shape, n_channels, channel_axis)`` of an array of ``shape``, without
+    reading it (``channel_axis="auto"`` resolved as :func:`graphclust.segment` says)."""
+    ndim = len(shape)
+    if channel_axis == "auto":
+        channel_axis = -1 if ndim == 3 and shape[-1] in (3, 4) and spacing is None else None
+    if channel_axis is None:
+        return tuple(shape), 1, None
+    if isinstance(channel_axis, bool) or not isinstance(channel_axis, (int, np.integer)):
+        raise InvalidParameterError(f"channel_axis must be None, 'auto' or an int, got {channel_axis!r}")
+    if not -ndim <= channel_axis < ndim:
+        raise InvalidParameterError(f"channel_axis={channel_axis} is out of range for an image of shape {tuple(shape)}")
+    axis = channel_axis % ndim
+    return tuple(n for a, n in enumerate(shape) if a != axis), shape[axis], channel_axis
+
+
+def check_image_memory(image, channel_axis, spacing, connectivity, n_labels):
+    """:func:`check_memory` from the array's shape alone (nothing read or copied)."""
+    shape, n_channels, _ = spatial_layout(np.shape(image), channel_axis, spacing)
+    if len(shape) in CONNECTIVITY:
+        conn = DEFAULT_CONNECTIVITY[len(shape)] if connectivity is None else connectivity
+        n_off = len(grid_offsets(len(shape), conn)) if conn in CONNECTIVITY[len(shape)] else 4
+        check_memory(shape, n_channels, max(int(n_labels), 2), n_off, "volume" if len(shape) == 3 else "image")
+
+
+def prepare_image(image, channel_axis, spacing, connectivity, n_labels):
+    """The image as float32 ``(*shape, channels)`` (integer images scaled to [0, 1]),
+    the spatial shape, the spacing and the connectivity, all checked; the memory check
+    comes before the conversion."""
+    arr = np.asarray(image)
+    if arr.dtype.kind not in "biuf":
+        raise InvalidFeaturesError(f"image must be numeric, got dtype {arr.dtype}")
+    shape, _, channel_axis = spatial_layout(arr.shape, channel_axis, spacing)
+    if channel_axis is not None:
+        arr = np.moveaxis(arr, channel_axis, -1)
+    ndim = len(shape)
+    if ndim not in (2, 3) or arr.size == 0:
+        raise InvalidParameterError(
+            f"image must be a non-empty 2-D image or 3-D volume (plus a channel axis), got shape {np.shape(image)}"
+            + (f" with channel_axis={channel_axis}" if channel_axis is not None else ""))
+    if connectivity is None:
+        connectivity = DEFAULT_CONNECTIVITY[ndim]
+    offsets = grid_offsets(ndim, connectivity)
+    if spacing is None:
+        spacing = np.ones(ndim)
+    else:
+        spacing = np.asarray(spacing, dtype=np.float64).reshape(-1)
+        if spacing.size != ndim:
+            raise InvalidParameterError(f"spacing has {spacing.size} entries but the {'image' if ndim == 2 else 'volume'}"
+                                        f" has {ndim} spatial axes (shape {tuple(shape)}); give one distance per axis")
+        if not (np.isfinite(spacing) & (spacing > 0)).all():
+            raise InvalidParameterError(f"spacing must be finite and > 0 on every axis, got {spacing.tolist()}")
+    n_channels = arr.shape[-1] if channel_axis is not None else 1
+    check_memory(shape, n_channels, max(int(n_labels), 2), len(offsets), "volume" if ndim == 3 else "image")
+    if arr.dtype.kind == "f":
+        # float intensities in any unit: brought near 1 by a power of two (exact) before
+        # float32, which would overflow near 1e±38; the model does not depend on the unit
+        top = float(np.max(np.abs(arr))) if arr.size else 0.0
+        if np.isfinite(top) and top > 0:
+            arr = arr * np.float64(2.0) ** -np.round(np.log2(top)) if not 1e-4 < top < 1e4 else arr
+    img = arr.astype(np.float32) if channel_axis is not None else arr.astype(np.float32)[..., None]
+    if arr.dtype.kind in "iu":
+        img /= float(np.iinfo(arr.dtype).max)
+    if img.shape[-1] == 4 and channel_axis is not None and ndim == 2:  # RGBA: alpha carries no colour
+        img = img[..., :3]
+    if not np.isfinite(img.sum(dtype=np.float64)):
+        bad = np.argwhere(~np.isfinite(img))[0]
+        where = ", ".join(f"{a}={int(v)}" for a, v in zip(("row", "col") if ndim == 2 else ("plane", "row", "col"),
+                                                           bad[:ndim]))
+        raise InvalidFeaturesError(f"image has a NaN or infinite value at pixel ({where})",
+                                   node=tuple(int(v) for v in bad[:ndim]))
+    return np.ascontiguousarray(img), tuple(shape), spacing, connectivity, offsets
+
+
+def contrast_weights(img, offsets, spacing, beta=None):
+    """Per-offset float32 weights ``exp(-beta |I_p - I_q|^2) / dist(p, q)`` (0 where the
+    neighbour is outside), ``dist`` in units of ``spacing``, and the beta used: given,
+    or ``1 / (2 mean |I_p - I_q|^2)`` over all neighbour pairs."""
+    shape = img.shape[:-1]
+    weights, total, count = [], 0.0, 0
+    for off in offsets:
+        src, dst = _slices(off, shape)
+        w = np.zeros(shape, dtype=np.float32)
+        d = img[src] - img[dst]
+        d2 = np.einsum("...c,...c->...", d, d)
+        del d
+        w[src] = d2
+        total += float(d2.sum(dtype=np.float64))
+        count += d2.size
+        weights.append(w)
+    if beta is None:
+        beta = 0.5 * count / total if total > 0 else 0.0
+    for off, w in zip(offsets, weights):
+        src, _ = _slices(off, shape)
+        dist = float(np.sqrt(np.sum((np.asarray(off) * spacing) ** 2)))
+        view = w[src]
+        view *= -beta
+        np.exp(view, out=view)
+        view /= dist
+        np.maximum(view, _TINY32, out=view)
+    return weights, float(beta)
+
+
+def hard_scribbles(unary, seeds):
+    """``inf`` on every label but the scribbled one at scribbled pixels (in place;
+    ``seeds`` flat, ``-1`` = none)."""
+    flat = unary.reshape(-1, unary.shape[-1])
+    on = np.flatnonzero(seeds >= 0)
+    keep = flat[on, seeds[on]]
+    flat[on] = np.inf
+    flat[on, seeds[on]] = keep
+    return unary
+
+
+def evidence_gap(unary, seeds):
+    """Median over unscribbled pixels of the gap between the two cheapest labels' costs:
+    the nats of evidence a typical pixel carries (0 without free pixels)."""
+    flat = unary.reshape(-1, unary.shape[-1])
+    free = np.flatnonzero(seeds < 0)
+    if free.size == 0 or flat.shape[1] < 2:
+        return 0.0
+    if free.size > 200000:  # the median of a spread sample is as good
+        free = free[:: free.size // 200000 + 1]
+    two = np.partition(flat[free], 1, axis=1)[:, :2]
+    return float(np.median(two[:, 1] - two[:, 0]))
+
+
+def auto_smoothness(unary, weights, seeds, offsets):
+    """The data-driven smoothness ``lambda = median_p g_p / mean w``: ``g_p`` the gap
+    between the two cheapest labels' costs at an unscribbled pixel (the nats of
+    evidence a pixel carries, :func:`evidence_gap`) and ``mean w`` the mean contrast
+    weight of a neighbour pair. Cutting an average pair then costs the evidence of a
+    median pixel: a lone pixel among 8 neighbours of another label keeps its label only
+    with about 8 times the median evidence."""
+    gap = evidence_gap(unary, seeds)
+    shape = unary.shape[:-1]
+    total = sum(float(w.sum(dtype=np.float64)) for w in weights)
+    pairs = sum(int(np.prod([n - abs(o) for n, o in zip(shape, off)])) for off in offsets)
+    return gap * pairs / total if total > 0 else 0.0
+
+
+def distance_prior(seeds, shape, n_labels, spacing):
+    """float32 ``(*shape, K)``: the distance from each pixel to the nearest scribble of
+    each label minus the distance to the nearest scribble of any label, over the grid's
+    diagonal (in units of ``spacing``)."""
+    spacing = np.ones(len(shape)) if spacing is None else np.asarray(spacing, dtype=np.float64)
+    lab = seeds.reshape(shape)
+    out = np.empty((*shape, n_labels), dtype=np.float32)
+    from scipy import ndimage
+
+    for k in range(n_labels):
+        out[..., k] = ndimage.distance_transform_edt(lab != k, sampling=spacing)
+    out -= out.min(axis=-1, keepdims=True)
+    out /= np.float32(np.sqrt(np.sum((np.asarray(shape) * spacing) ** 2)))
+    return out
+
+
+def grid_model(provider, features, seeds, shape, offsets, pair_weights, smoothness, *, locality=0.0, spacing=None,
+               gap=None):
+    """THE model: ``(unary (*shape, K) float32, offsets-aligned weights)``.
+
+    ``provider`` is a fitted node-potential provider, ``features`` a pixel
+    :class:`~graphclust.Problem` (or what its ``unary`` takes), ``seeds`` flat scribble
+    label indices (``-1`` none), ``pair_weights`` the contrast weights, and
+    ``smoothness`` a number or ``"auto"`` (:func:`auto_smoothness`, decided on the
+    colour costs). ``locality > 0`` adds ``locality * gap * distance_prior`` (``gap``
+    the colour costs' :func:`evidence_gap` unless given): a label costs more the farther
+    its nearest stroke, ``locality`` median evidences over the grid's diagonal. Returns
+    ``unary, weights, smoothness, gap``; ``weights`` are new arrays."""
+    unary = provider.unary(features).astype(np.float32, copy=False).reshape(*shape, -1)
+    if smoothness == "auto":
+        smoothness = auto_smoothness(unary, pair_weights, seeds, offsets)
+    if gap is None:
+        gap = evidence_gap(unary, seeds)
+    if locality > 0:
+        unary += np.float32(locality * gap) * distance_prior(seeds, shape, unary.shape[-1], spacing)
+    hard_scribbles(unary, seeds)
+    weights = [w * np.float32(smoothness) for w in pair_weights]
+    return unary, weights, float(smoothness), float(gap)
+
+
+def grid_edges(shape, offsets, weights):
+    """The explicit edge list ``(edges (m, 2) int64, w (m,) float64)`` of per-offset
+    weights (pairs with weight 0 left out)."""
+    strides = np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
+    index = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    es, ws = [], []
+    for off, w in zip(offsets, weights):
+        src, _ = _slices(off, shape)
+        p = index[src].reshape(-1)
+        wv = w[src].reshape(-1)
+        keep = wv > 0
+        p = p[keep]
+        es.append(np.stack([p, p + int(np.dot(off, strides))], axis=1))
+        ws.append(wv[keep].astype(np.float64))
+    return np.concatenate(es), np.concatenate(ws)
+
+
+def grid_energy(unary, offsets, weights):
+    """The explicit :class:`Energy` of the grid model."""
+    shape = unary.shape[:-1]
+    edges, w = grid_edges(shape, offsets, weights)
+    return Energy._from_unique_pairs(unary.reshape(-1, unary.shape[-1]), edges, w)
+
+
+def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None, options=None):
+    """THE solve: minimise the grid model. ``engine="auto"``: the exact minimum cut for
+    two labels, α-expansion otherwise; or any engine name of
+    :data:`graphclust.inference.ENGINES`. ``reuse``: the ``InferenceResult`` of a solve
+    with the same ``weights`` (an EM round changes only the unary), whose explicit
+    energy is then reused. Returns ``(labels (*shape) int64, energy, InferenceResult)``;
+    ``result.info["grid_energy"]`` is the explicit energy."""
+    from .energy import check_unary_costs
+    from .inference import solve
+
+    if reuse is not None:
+        energy = reuse.info["grid_energy"]
+        U = unary.reshape(-1, unary.shape[-1])
+        check_unary_costs(U)
+        energy.unary[...] = U
+    else:
+        energy = grid_energy(unary, offsets, weights)
+    if engine == "auto":
+        engine = "mincut" if energy.n_labels == 2 else "expansion"
+    options = dict(options or {})
+    if init is not None and engine != "mincut":
+        options["init"] = np.asarray(init).reshape(-1)
+    res = solve(energy, engine, **options)
+    res.info.setdefault("engine", engine)
+    res.info["grid_energy"] = energy
+    return res.labels.reshape(unary.shape[:-1]), float(res.energy), res
+
+
+class GridSession:
+    """A grid model kept alive for interactive re-solves: :meth:`update_unary` on a few
+    pixels, then a warm :meth:`solve` (dynamic graph cuts through
+    :class:`~graphclust.inference.ExpansionSolver`; for two labels its single swap move
+    is the exact minimum cut)."""
+
+    def __init__(self, unary, offsets, weights):
+        from .inference import ExpansionSolver
+
+        self.shape = unary.shape[:-1]
+        self.solver = ExpansionSolver(grid_energy(unary, offsets, weights))
+
+    def update_unary(self, index, costs):
+        """``index`` flat pixel indices, ``costs`` ``(len(index), K)``."""
+        self.solver.update_unary(index, costs)
+
+    def solve(self):
+        res = self.solver.solve()
+        return res.labels.reshape(self.shape), float(res.energy), res
