@@ -36,7 +36,6 @@ Timings are medians of ``--repeats`` runs, numba kernels compiled beforehand.
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -50,15 +49,7 @@ from graphclust.inference import GridCutSolver, GridEnergy, alpha_expansion, gri
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def timed(fn, repeats):
-    """Median wall time of ``repeats`` calls and the last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+from bench_inference import timed  # noqa: E402
 
 
 # --------------------------------------------------------------------------- energies
@@ -248,7 +239,6 @@ def bench_warm_potts(side, n_strokes, radius=24, seed=2):
     from bench_expansion import GRIDS
     from bench_inference import potts_grid
 
-    from graphclust.energy import Energy
     from graphclust.inference import ExpansionSolver
 
     print(f"\n## 3b. Re-solve after a stroke, K=4 hard Potts grid {side}x{side}, 4-connected, strokes of radius "

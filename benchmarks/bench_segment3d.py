@@ -12,6 +12,11 @@ scikit-image and graphclust imported, as in every run). Each run first segments 
 Medians of ``--repeats`` runs.
 
     python benchmarks/bench_segment3d.py [--size 64] [--repeats 3] [--noise 0.6] [--connectivity 6]
+        [--methods ours,ours-em,rw130,rw50] [--peer-timeout 600]
+
+A ``random_walker`` run over ``--peer-timeout`` seconds is stopped after that one run and
+recorded as a time-out (the project's rule for peers: no table cell filled by hours of
+a slow baseline).
 """
 
 import argparse
@@ -84,23 +89,35 @@ def main():
     ap.add_argument("--noise", type=float, default=0.6)
     ap.add_argument("--n-scribbles", type=int, default=300)
     ap.add_argument("--connectivity", type=int, default=6, choices=[6, 18, 26])
+    ap.add_argument("--methods", default="ours,ours-em,rw130,rw50")
+    ap.add_argument("--peer-timeout", type=float, default=600.0)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args)
     rows = []
-    for name, method in (("baseline (volume only)", "none"), ("gc.segment (auto: graphcut)", "ours"),
-                         ("gc.segment em_rounds=2", "ours-em"),
-                         ("random_walker beta=130 (default)", "rw130"), ("random_walker beta=50", "rw50")):
+    wanted = ["none", *args.methods.split(",")]
+    names = {"none": "baseline (volume only)", "ours": "gc.segment (auto: graphcut)",
+             "ours-em": "gc.segment em_rounds=2", "rw130": "random_walker beta=130 (default)",
+             "rw50": "random_walker beta=50"}
+    for method in wanted:
         runs = []
         for _ in range(args.repeats if method != "none" else 1):
-            out = subprocess.run([sys.executable, __file__, "--size", str(args.size), "--noise", str(args.noise),
-                                  "--n-scribbles", str(args.n_scribbles), "--connectivity", str(args.connectivity),
-                                  "--worker", method], check=True, capture_output=True, text=True)
+            try:
+                out = subprocess.run([sys.executable, __file__, "--size", str(args.size), "--noise", str(args.noise),
+                                      "--n-scribbles", str(args.n_scribbles), "--connectivity",
+                                      str(args.connectivity), "--worker", method], check=True, capture_output=True,
+                                     text=True, timeout=args.peer_timeout if method.startswith("rw") else None)
+            except subprocess.TimeoutExpired:
+                runs = None  # one measured time-out is the record
+                break
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        rows.append((name, statistics.median(r["seconds"] for r in runs), runs[0]["accuracy"],
+        if runs is None:
+            rows.append((names[method], None, None, None, f"time-out (> {args.peer_timeout:.0f} s)"))
+            continue
+        rows.append((names[method], statistics.median(r["seconds"] for r in runs), runs[0]["accuracy"],
                      statistics.median(r["peak_mb"] for r in runs), runs[0]["note"]))
-    t_rw = rows[3][1]
+    t_rw = next((t for name, t, *_ in rows if name.startswith("random_walker beta=130")), None)
     print(f"noisy volume {args.size}^3 ({args.size ** 3 / 1e6:.2f} M voxels), noise sd {args.noise}, "
           f"{args.n_scribbles} scribbled voxels per label, {args.connectivity}-connected, one thread, "
           f"medians of {args.repeats}")
@@ -108,10 +125,12 @@ def main():
     print("| method | seconds | time / rw(130) | voxel accuracy | peak memory MB | note |")
     print("|---|---:|---:|---:|---:|---|")
     for name, t, a, mb, note in rows:
-        ratio = f"{t / t_rw:.2f}" if not name.startswith("baseline") else ""
+        if t is None:
+            print(f"| {name} | — | — | — | — | {note} |")
+            continue
+        ratio = f"{t / t_rw:.2f}" if t_rw and not name.startswith("baseline") else ""
         acc = f"{a:.4f}" if not name.startswith("baseline") else ""
         print(f"| {name} | {t:.2f} | {ratio} | {acc} | {mb:.0f} | {note} |")
-
 
 if __name__ == "__main__":
     main()

@@ -14,39 +14,24 @@ The model of :func:`graphclust.segment` (``method="auto"``/``"graphcut"``) and o
 ``E(z) = sum_p U[p, z_p] + sum_i sum_p weights[i][p] [z_p != z_{p + offsets[i]}]``.
 
 :func:`grid_model` builds them (the only place that does) and :func:`solve_grid` /
-:class:`GridSession` solve them (the only places that do): today by converting to an
-explicit :class:`~graphclust.energy.Energy` solved by the exact minimum cut (two labels)
-or α-expansion; an implicit-grid engine taking the same three pieces plugs in there.
+:class:`GridSession` solve them (the only places that do): by graph cuts on the implicit
+grid (:mod:`graphclust.inference.grid_cut`: the exact minimum cut for two labels,
+α-expansion otherwise), or, when an engine is named, on the explicit
+:class:`~graphclust.energy.Energy`.
 """
 
-import itertools
 import os
 
 import numpy as np
 
 from .energy import Energy
 from .errors import InvalidFeaturesError, InvalidParameterError, ProblemTooLargeError
+from .inference.grid_cut import grid_offsets
 
 #: allowed connectivities per number of spatial dimensions, and the default
 CONNECTIVITY = {2: (4, 8), 3: (6, 18, 26)}
 DEFAULT_CONNECTIVITY = {2: 8, 3: 6}
 _TINY32 = float(np.finfo(np.float32).tiny)
-
-
-def grid_offsets(ndim, connectivity):
-    """Forward neighbour offsets: one per undirected direction, first non-zero entry
-    positive. ``connectivity`` 4/8 (2-D) or 6/18/26 (3-D): offsets with at most 1, 2 or
-    3 non-zero entries (8 and 26 are the full ``3^n`` neighbourhoods)."""
-    if connectivity not in CONNECTIVITY.get(ndim, ()):
-        raise InvalidParameterError(
-            f"connectivity must be one of {CONNECTIVITY.get(ndim, ())} for a {ndim}-D grid, got {connectivity!r}")
-    most = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}[connectivity]
-    out = []
-    for o in itertools.product((-1, 0, 1), repeat=ndim):
-        nz = [v for v in o if v]
-        if nz and nz[0] > 0 and len(nz) <= most:
-            out.append(o)
-    return out
 
 
 def _slices(offset, shape):
@@ -59,15 +44,18 @@ def _slices(offset, shape):
 
 
 def bytes_per_pixel(n_channels, n_labels, n_offsets):
-    """A generous estimate of the memory per pixel of one solve on the explicit
-    :class:`Energy` path: the float32 image and unary, the float32 weights, the float64
-    unary of the Energy, its int64 edges and float64 weights (with the sort that merges
-    them) and the max-flow arcs (residuals both ways, adjacency, trees)."""
-    image = 4 * n_channels + 8 * n_channels  # float32 image and the provider's float64 features
-    unary = 4 * n_labels + 8 * n_labels + 8 * n_labels  # float32, Energy's float64, argmin/temporaries
-    pairs = n_offsets * (4 + 16 + 8 + 16 + 8)  # float32 weights, int64 edges, float64 w, merge keys + sort
-    flow = n_offsets * 2 * (8 + 8 + 4) + 64  # residual arcs both ways, adjacency; per-node trees
-    return image + unary + pairs + flow
+    """A generous estimate of the memory per pixel of one solve on the implicit grid:
+    the float32 image and the provider's float64 features with the pixel problem's
+    per-node arrays, the scribble labels, the float32 unary with the float64 costs it is
+    made from, one float32 weight buffer, the graph cut's float32 flows and per-pixel
+    search state, and the labels. (Measured at 2048², grey, two labels, 8-connected:
+    92 bytes per pixel; this gives 136.)"""
+    image = 4 * n_channels + 8 * n_channels + 20  # float32 image, float64 features, counts/weights/indptr
+    scribbles = 4 + 8  # int32 seeds, int64 label image while it is read
+    unary = 4 * n_labels + 8 * n_labels  # float32 unary, float64 costs it is made from
+    pairs = 4 * n_offsets  # the weight buffer, scaled in place
+    flow = 4 * n_offsets + 20  # float32 flow per (pixel, offset), terminal residual, trees, queues
+    return image + scribbles + unary + pairs + flow + 16  # labels, twice
 
 
 def available_memory():
@@ -176,20 +164,19 @@ def prepare_image(image, channel_axis, spacing, connectivity, n_labels):
 
 def contrast_weights(img, offsets, spacing, beta=None):
     """Per-offset float32 weights ``exp(-beta |I_p - I_q|^2) / dist(p, q)`` (0 where the
-    neighbour is outside), ``dist`` in units of ``spacing``, and the beta used: given,
+    neighbour is outside) as one ``(n_offsets, *shape)`` array, ``dist`` in units of ``spacing``, and the beta used: given,
     or ``1 / (2 mean |I_p - I_q|^2)`` over all neighbour pairs."""
     shape = img.shape[:-1]
-    weights, total, count = [], 0.0, 0
-    for off in offsets:
+    # one (n_offsets, *shape) float32 buffer: the grid engine uses it without a copy
+    weights, total, count = np.zeros((len(offsets), *shape), dtype=np.float32), 0.0, 0
+    for off, w in zip(offsets, weights):
         src, dst = _slices(off, shape)
-        w = np.zeros(shape, dtype=np.float32)
         d = img[src] - img[dst]
         d2 = np.einsum("...c,...c->...", d, d)
         del d
         w[src] = d2
         total += float(d2.sum(dtype=np.float64))
         count += d2.size
-        weights.append(w)
     if beta is None:
         beta = 0.5 * count / total if total > 0 else 0.0
     for off, w in zip(offsets, weights):
@@ -258,7 +245,7 @@ def distance_prior(seeds, shape, n_labels, spacing):
 
 
 def grid_model(provider, features, seeds, shape, offsets, pair_weights, smoothness, *, locality=0.0, spacing=None,
-               gap=None):
+               gap=None, inplace=False):
     """THE model: ``(unary (*shape, K) float32, offsets-aligned weights)``.
 
     ``provider`` is a fitted node-potential provider, ``features`` a pixel
@@ -268,7 +255,8 @@ def grid_model(provider, features, seeds, shape, offsets, pair_weights, smoothne
     colour costs). ``locality > 0`` adds ``locality * gap * distance_prior`` (``gap``
     the colour costs' :func:`evidence_gap` unless given): a label costs more the farther
     its nearest stroke, ``locality`` median evidences over the grid's diagonal. Returns
-    ``unary, weights, smoothness, gap``; ``weights`` are new arrays."""
+    ``unary, weights, smoothness, gap``; ``weights`` is a new ``(n_offsets, *shape)``
+    float32 array, or ``pair_weights`` scaled in place with ``inplace=True``."""
     unary = provider.unary(features).astype(np.float32, copy=False).reshape(*shape, -1)
     if smoothness == "auto":
         smoothness = auto_smoothness(unary, pair_weights, seeds, offsets)
@@ -277,7 +265,11 @@ def grid_model(provider, features, seeds, shape, offsets, pair_weights, smoothne
     if locality > 0:
         unary += np.float32(locality * gap) * distance_prior(seeds, shape, unary.shape[-1], spacing)
     hard_scribbles(unary, seeds)
-    weights = [w * np.float32(smoothness) for w in pair_weights]
+    if inplace:  # the caller gives its float32 weight buffer away
+        weights = pair_weights
+        weights *= np.float32(smoothness)
+    else:
+        weights = np.asarray(pair_weights, dtype=np.float32) * np.float32(smoothness)
     return unary, weights, float(smoothness), float(gap)
 
 
@@ -306,25 +298,35 @@ def grid_energy(unary, offsets, weights):
 
 
 def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None, options=None):
-    """THE solve: minimise the grid model. ``engine="auto"``: the exact minimum cut for
-    two labels, α-expansion otherwise; or any engine name of
-    :data:`graphclust.inference.ENGINES`. ``reuse``: the ``InferenceResult`` of a solve
-    with the same ``weights`` (an EM round changes only the unary), whose explicit
-    energy is then reused. Returns ``(labels (*shape) int64, energy, InferenceResult)``;
+    """THE solve: minimise the grid model. ``engine="auto"``: graph cuts on the implicit
+    grid (:func:`graphclust.inference.grid_cut`: the exact minimum cut for two labels,
+    α-expansion otherwise; float32 flows, tens of bytes per pixel); any engine name of
+    :data:`graphclust.inference.ENGINES` solves the explicit :class:`Energy` instead.
+    ``reuse``: the ``InferenceResult`` of a solve with the same ``weights`` (an EM
+    round changes only the unary), whose explicit energy is then reused. Returns
+    ``(labels (*shape) int64, energy, InferenceResult)``; on the explicit path
     ``result.info["grid_energy"]`` is the explicit energy."""
     from .energy import check_unary_costs
-    from .inference import solve
+    from .inference import GridEnergy, grid_cut, solve
 
-    if reuse is not None:
+    options = dict(options or {})
+    if engine == "auto":
+        unknown = sorted(set(options) - _GRID_CUT_OPTIONS)
+        if unknown:
+            raise InvalidParameterError(
+                f"unknown option(s) {', '.join(unknown)} for the grid graph cut; it takes "
+                f"{', '.join(sorted(_GRID_CUT_OPTIONS))} (or name an engine, e.g. method='hmrf-bp')")
+        res = grid_cut(GridEnergy(unary, offsets, weights),
+                       init=None if init is None else np.asarray(init).reshape(-1), **options)
+        res.info.setdefault("engine", "grid_cut")
+        return res.labels.reshape(unary.shape[:-1]), float(res.energy), res
+    if reuse is not None and "grid_energy" in reuse.info:
         energy = reuse.info["grid_energy"]
         U = unary.reshape(-1, unary.shape[-1])
         check_unary_costs(U)
         energy.unary[...] = U
     else:
         energy = grid_energy(unary, offsets, weights)
-    if engine == "auto":
-        engine = "mincut" if energy.n_labels == 2 else "expansion"
-    options = dict(options or {})
     if init is not None and engine != "mincut":
         options["init"] = np.asarray(init).reshape(-1)
     res = solve(energy, engine, **options)
@@ -333,17 +335,21 @@ def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None,
     return res.labels.reshape(unary.shape[:-1]), float(res.energy), res
 
 
+#: what :func:`graphclust.inference.grid_cut` takes besides the energy and start
+_GRID_CUT_OPTIONS = frozenset({"max_iter", "tol", "progress", "callback"})
+
+
 class GridSession:
     """A grid model kept alive for interactive re-solves: :meth:`update_unary` on a few
-    pixels, then a warm :meth:`solve` (dynamic graph cuts through
-    :class:`~graphclust.inference.ExpansionSolver`; for two labels its single swap move
-    is the exact minimum cut)."""
+    pixels, then a warm :meth:`solve` (dynamic graph cuts on the implicit grid through
+    :class:`~graphclust.inference.GridCutSolver`: the last flow is resumed for two
+    labels, each expansion move's flow for more)."""
 
     def __init__(self, unary, offsets, weights):
-        from .inference import ExpansionSolver
+        from .inference import GridCutSolver, GridEnergy
 
         self.shape = unary.shape[:-1]
-        self.solver = ExpansionSolver(grid_energy(unary, offsets, weights))
+        self.solver = GridCutSolver(GridEnergy(unary, offsets, weights))
 
     def update_unary(self, index, costs):
         """``index`` flat pixel indices, ``costs`` ``(len(index), K)``."""

@@ -651,9 +651,10 @@ class _GridScene:
         self.pixels = Problem.from_arrays(sp.csr_array((n, n)), X=img.reshape(n, -1))
 
     def fit(self, seeds, n_labels, *, smoothness, n_components, em_rounds, colour_model, random_state, engine="auto",
-            options=None, locality=0.0, gap=None):
+            options=None, locality=0.0, gap=None, consume=False):
         """Colour model from the scribbles, solve, then EM rounds kept while they lower
-        the energy. Returns a dict of the pieces."""
+        the energy. Returns a dict of the pieces. ``consume``: a one-shot fit without EM
+        rounds scales the scene's contrast weights in place (one weight buffer fewer)."""
         if colour_model is None:
             model = GaussianMixtures(n_labels, n_components=n_components, reg=0.1 * self.colour_reg,
                                      random_state=random_state)
@@ -666,9 +667,12 @@ class _GridScene:
                                             f"{n_labels}")
             model = colour_model
         locality = check_float(locality, "locality", low=0.0)
+        inplace = consume and not check_int(em_rounds, "em_rounds", low=0)
         unary, weights, lam, gap = _gridseg.grid_model(model, self.pixels, seeds, self.shape, self.offsets,
                                                        self.pair_weights, smoothness, locality=locality,
-                                                       spacing=self.spacing, gap=gap)
+                                                       spacing=self.spacing, gap=gap, inplace=inplace)
+        if inplace:
+            self.pair_weights = None  # now the scaled weights
         labels, energy, res = _gridseg.solve_grid(unary, self.offsets, weights, engine=engine, options=options)
         history = [energy]
         for _ in range(check_int(em_rounds, "em_rounds", low=0)):
@@ -680,8 +684,9 @@ class _GridScene:
             l2, e2, r2 = _gridseg.solve_grid(u2, self.offsets, w2, engine=engine, init=labels, reuse=res,
                                              options=options)
             history.append(e2)
-            if not e2 < energy - 1e-9 * abs(energy):  # rejected: the explicit energy gets its unary back
-                res.info["grid_energy"].unary[...] = unary.reshape(-1, unary.shape[-1])
+            if not e2 < energy - 1e-9 * abs(energy):  # rejected: an explicit energy gets its unary back
+                if "grid_energy" in res.info:
+                    res.info["grid_energy"].unary[...] = unary.reshape(-1, unary.shape[-1])
                 break
             model, unary, weights, labels, energy, res = trial, u2, w2, l2, e2, r2
         return dict(model=model, unary=unary, weights=weights, smoothness=lam, labels=labels, energy=energy,
@@ -698,7 +703,7 @@ def _segment_grid(image, scribbles, *, n_segments, connectivity, smoothness, bet
     rng = check_random_state(random_state)
     fit = scene.fit(seeds, values.size, smoothness=smoothness, n_components=n_components, em_rounds=em_rounds,
                     colour_model=colour_model, random_state=rng, engine=engine, options=options, locality=locality,
-                    gap=evidence)
+                    gap=evidence, consume=True)
     info = {"n_nodes": int(np.prod(scene.shape)), "graph": "grid", "shape": scene.shape,
             "connectivity": scene.connectivity, "offsets": scene.offsets, "spacing": scene.spacing.tolist(),
             "beta": scene.beta, "smoothness": fit["smoothness"], "colour_model": fit["model"],

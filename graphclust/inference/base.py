@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidParameterError
+
 __all__ = ["InferenceResult", "register_engine", "ENGINES"]
 
 
@@ -68,3 +70,23 @@ def register_engine(name, *, exact=False, bound=False, binary_only=False, attrac
         return func
 
     return decorate
+
+
+def check_unary_update(index, costs, n, n_labels, *, name, what):
+    """``(indices int64, costs float64)`` of an ``update_unary`` call, or a clear error:
+    ``index`` distinct integers in ``[0, n)`` (``name`` and ``what`` word the message,
+    e.g. ``"nodes"``/``"node"``), ``costs`` one row of ``n_labels`` per index."""
+    idx = np.asarray(index)
+    if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+        raise InvalidParameterError(f"{name} must be a 1-D array of {what} indices, got {idx.dtype} of shape "
+                                    f"{idx.shape}")
+    idx = idx.astype(np.int64)
+    bad = np.flatnonzero((idx < 0) | (idx >= n))
+    if len(bad):
+        raise InvalidParameterError(f"{name}[{bad[0]}] = {idx[bad[0]]} is not a {what} in [0, {n})")
+    if len(np.unique(idx)) != len(idx):
+        raise InvalidParameterError(f"{name} must hold distinct {what}s")
+    C = np.array(costs, dtype=np.float64)
+    if C.shape != (len(idx), n_labels):
+        raise InvalidParameterError(f"costs must have shape ({len(idx)}, {n_labels}), got {C.shape}")
+    return idx, C

@@ -41,7 +41,7 @@ from numba import njit
 
 from .._utils import check_float, check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
-from .base import InferenceResult, register_engine
+from .base import InferenceResult, check_unary_update, register_engine
 from .exact import _SINK_TREE, _bk_maxflow, _bk_reflow, _bk_structure, _bk_structure_pairs, _FlowState, _index_dtype
 from .icm import _finite_unary, _initial_labels
 
@@ -970,20 +970,8 @@ class ExpansionSolver:
         from ..energy import check_unary_costs
         from ..errors import InvalidConstraintError
 
-        n, K = self.energy.n_nodes, self.energy.n_labels
-        idx = np.asarray(nodes)
-        if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
-            raise InvalidParameterError(f"nodes must be a 1-D array of node indices, got {idx.dtype} of shape "
-                                        f"{idx.shape}")
-        idx = idx.astype(np.int64)
-        bad = np.flatnonzero((idx < 0) | (idx >= n))
-        if len(bad):
-            raise InvalidParameterError(f"nodes[{bad[0]}] = {idx[bad[0]]} is not a node in [0, {n})")
-        if len(np.unique(idx)) != len(idx):
-            raise InvalidParameterError("nodes must be distinct")
-        C = np.array(costs, dtype=np.float64)
-        if C.shape != (len(idx), K):
-            raise InvalidParameterError(f"costs must have shape ({len(idx)}, {K}), got {C.shape}")
+        idx, C = check_unary_update(nodes, costs, self.energy.n_nodes, self.energy.n_labels, name="nodes",
+                                    what="node")
         check_unary_costs(C)
         if len(idx) and np.isinf(C).all(axis=1).any():
             r = int(np.flatnonzero(np.isinf(C).all(axis=1))[0])

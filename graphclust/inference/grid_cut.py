@@ -36,7 +36,7 @@ from numba import njit
 
 from .._utils import check_float, check_int, progress_bar
 from ..errors import InvalidConstraintError, InvalidParameterError
-from .base import InferenceResult
+from .base import InferenceResult, check_unary_update
 
 __all__ = ["GridEnergy", "grid_cut", "GridCutSolver", "grid_offsets"]
 
@@ -134,7 +134,9 @@ class GridEnergy:
         One entry per offset: an array of the grid's shape (``weights[i][p]`` is the
         weight of the pair ``(p, p + offsets[i])``; entries whose neighbour is outside
         the grid are ignored) or a number (the same weight everywhere). Finite and
-        ``>= 0``; stored as float32 in one buffer (a copy).
+        ``>= 0``; stored as float32 in one buffer (a copy), except that a float32
+        C-contiguous array of shape ``(n_offsets, *shape)`` is used as it is (no copy,
+        so it must not change while the energy is in use).
 
     Attributes
     ----------
@@ -206,6 +208,16 @@ class GridEnergy:
             if not any(o):
                 raise InvalidParameterError(f"offsets[{i}] = {o!r} is zero; a pixel is not its own neighbour")
         self.offsets = np.array(offs, dtype=np.int64).reshape(len(offs), ndim)
+        if (isinstance(weights, np.ndarray) and weights.shape == (len(offs), *shape)
+                and weights.dtype == np.float32 and weights.flags.c_contiguous):
+            # one float32 buffer already: used as it is (no copy; do not change it while in use)
+            for i, a in enumerate(weights):
+                _check_weights(a, i, shape)
+            self._wbase = np.arange(len(offs), dtype=np.int64) * int(np.prod(shape))
+            self._wmul = np.ones(len(offs), dtype=np.int64)
+            self._w = weights.reshape(-1)
+            self.shape = tuple(int(s) for s in shape)
+            return
         if isinstance(weights, np.ndarray) and weights.ndim == ndim + 1 and weights.shape[0] == len(offs):
             weights = list(weights)
         try:
@@ -870,19 +882,7 @@ class GridCutSolver:
             if idx.shape != g.shape:
                 raise InvalidParameterError(f"a boolean index must have the grid's shape {g.shape}, got {idx.shape}")
             idx = np.flatnonzero(idx.reshape(-1))
-        else:
-            if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
-                raise InvalidParameterError(
-                    f"index must be flat pixel indices or a boolean mask, got {idx.dtype} of shape {idx.shape}")
-            idx = idx.astype(np.int64)
-            bad = np.flatnonzero((idx < 0) | (idx >= n))
-            if len(bad):
-                raise InvalidParameterError(f"index[{bad[0]}] = {idx[bad[0]]} is not a pixel in [0, {n})")
-            if len(np.unique(idx)) != len(idx):
-                raise InvalidParameterError("index must hold distinct pixels")
-        C = np.array(costs, dtype=np.float64)
-        if C.shape != (len(idx), K):
-            raise InvalidParameterError(f"costs must have shape ({len(idx)}, {K}), got {C.shape}")
+        idx, C = check_unary_update(idx, costs, n, K, name="index", what="pixel")
         bad = np.isnan(C) | np.isneginf(C)
         if bad.any():
             r, k = (int(x) for x in np.argwhere(bad)[0])

@@ -134,7 +134,7 @@ def test_solver_small_energies_against_brute_force(seed):
 
 @pytest.mark.parametrize("call, match", [
     (lambda s: s.update_unary([0, 9], [[0, 1, 2], [0, 1, 2]]), r"nodes\[1\] = 9 is not a node in \[0, 4\)"),
-    (lambda s: s.update_unary([1, 1], [[0, 1, 2], [0, 1, 2]]), "nodes must be distinct"),
+    (lambda s: s.update_unary([1, 1], [[0, 1, 2], [0, 1, 2]]), "nodes must hold distinct nodes"),
     (lambda s: s.update_unary([1], [[0, 1]]), r"costs must have shape \(1, 3\), got \(1, 2\)"),
     (lambda s: s.update_unary([1], [[0, np.nan, 2]]), r"unary\[0, 1\] is nan"),
     (lambda s: s.update_unary([0.5], [[0, 1, 2]]), "nodes must be a 1-D array of node indices"),

@@ -414,3 +414,23 @@ def test_solver_with_an_explicit_init_after_kept_flows():
         res = S.solve(init=init)
         assert not res.info["warm"]
         assert rel_close(res.energy, alpha_expansion(G.to_energy(), init=init).energy)
+
+
+def test_a_stacked_float32_weight_buffer_is_used_without_a_copy():
+    """A C-contiguous float32 ``(n_offsets, *shape)`` array is the energy's weight
+    buffer itself (segmentation builds its weights that way to save one copy); the
+    energy and the cut are those of the same weights given as a list, and the buffer
+    is checked like any other weights."""
+    rng = np.random.default_rng(3)
+    offsets = grid_offsets(2, 8)
+    U = rng.random((9, 11, 2)).astype(np.float32)
+    W = rng.random((len(offsets), 9, 11)).astype(np.float32)
+    stacked = GridEnergy(U, offsets, W)
+    listed = GridEnergy(U, offsets, [w.copy() for w in W])
+    assert np.shares_memory(stacked._w, W) and not np.shares_memory(listed._w, W)
+    z = rng.integers(0, 2, size=U.shape[:-1])
+    assert stacked.evaluate(z) == pytest.approx(listed.evaluate(z), rel=1e-12)
+    np.testing.assert_array_equal(grid_cut(stacked).labels, grid_cut(listed).labels)
+    W[1, 4, 5] = -1.0
+    with pytest.raises(InvalidParameterError, match=r"weights\[1\] at pixel \(4, 5\) is -1.0"):
+        GridEnergy(U, offsets, W)
