@@ -747,8 +747,8 @@ class Segmenter:
     scribble, the first solve fits the colour model (with its EM rounds) and the
     smoothness, and keeps the solver alive; each later stroke only makes its pixels
     hard constraints — the unary rows of those pixels change, nothing else — and the
-    solver re-solves from its previous flows (:class:`graphclust.inference.ExpansionSolver`,
-    dynamic graph cuts), so the work follows what the stroke changed. The result is
+    solver re-solves from its previous flows (:class:`graphclust.inference.GridCutSolver`,
+    dynamic graph cuts on the implicit grid), so the work follows what the stroke changed. The result is
     the one :func:`segment` gives with all strokes at once and the same colour model and
     smoothness (``segment(image, segmenter.scribbles, colour_model=segmenter.model,
     smoothness=segmenter.smoothness, locality=segmenter.locality, evidence=segmenter.evidence)``):
