@@ -314,7 +314,7 @@ def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None,
         unknown = sorted(set(options) - _GRID_CUT_OPTIONS)
         if unknown:
             raise InvalidParameterError(
-                f"unknown option(s) {', '.join(unknown)} for the grid graph cut; it takes "
+                f"engine 'grid_cut' has no option {unknown[0]!r}; its options: "
                 f"{', '.join(sorted(_GRID_CUT_OPTIONS))} (or name an engine, e.g. method='hmrf-bp')")
         res = grid_cut(GridEnergy(unary, offsets, weights),
                        init=None if init is None else np.asarray(init).reshape(-1), **options)
