@@ -83,7 +83,9 @@ class Segmentation:
     energy : float or None
         Energy of the answer (HMRF methods with scribbles).
     lower_bound : float or None
-        A lower bound on the minimum energy (``"hmrf-lp"``).
+        A lower bound on the minimum energy, when the engine gives one (``"hmrf-lp"``,
+        ``"hmrf-mincut"``; the float32 grid cut of ``"graphcut"`` is exact up to float32
+        rounding, so it claims none).
     seconds : float
         Wall-clock time of the whole call.
     segments : ndarray of shape (rows, cols) or None
@@ -710,7 +712,7 @@ def _segment_grid(image, scribbles, *, n_segments, connectivity, smoothness, bet
             "engine": fit["result"].info.get("engine"), "engine_result": fit["result"],
             "em_energies": fit["history"], "values": values, "evidence_gap": fit["gap"]}
     return Segmentation(labels=values[fit["labels"]].astype(np.int64), method="graphcut", energy=fit["energy"],
-                        lower_bound=fit["energy"] if values.size == 2 else None,
+                        lower_bound=fit["result"].lower_bound,
                         seconds=time.perf_counter() - start, info=info)
 
 
