@@ -292,12 +292,7 @@ def bench_warm_potts(side, n_strokes, radius=24, seed=2):
 
 
 # --------------------------------------------------------------------------- memory
-def _status_mib(key):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from bench_expansion import _status_mib  # noqa: E402  (reads /proc/self/status)
 
 
 def _reset_peak():
