@@ -307,17 +307,14 @@ def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None,
     ``(labels (*shape) int64, energy, InferenceResult)``; on the explicit path
     ``result.info["grid_energy"]`` is the explicit energy."""
     from .energy import check_unary_costs
-    from .inference import GridEnergy, grid_cut, solve
+    from .inference import GridEnergy, check_engine_options, grid_cut, solve
 
     options = dict(options or {})
     if engine == "auto":
-        unknown = sorted(set(options) - _GRID_CUT_OPTIONS)
-        if unknown:
-            raise InvalidParameterError(
-                f"engine 'grid_cut' has no option {unknown[0]!r}; its options: "
-                f"{', '.join(sorted(_GRID_CUT_OPTIONS))} (or name an engine, e.g. method='hmrf-bp')")
-        res = grid_cut(GridEnergy(unary, offsets, weights),
-                       init=None if init is None else np.asarray(init).reshape(-1), **options)
+        if init is not None:
+            options["init"] = np.asarray(init).reshape(-1)
+        check_engine_options("grid_cut", options, grid_cut)
+        res = grid_cut(GridEnergy(unary, offsets, weights), **options)
         res.info.setdefault("engine", "grid_cut")
         return res.labels.reshape(unary.shape[:-1]), float(res.energy), res
     if reuse is not None and "grid_energy" in reuse.info:
@@ -334,9 +331,6 @@ def solve_grid(unary, offsets, weights, *, engine="auto", init=None, reuse=None,
     res.info["grid_energy"] = energy
     return res.labels.reshape(unary.shape[:-1]), float(res.energy), res
 
-
-#: what :func:`graphclust.inference.grid_cut` takes besides the energy and start
-_GRID_CUT_OPTIONS = frozenset({"max_iter", "tol", "progress", "callback"})
 
 
 class GridSession:

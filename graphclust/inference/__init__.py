@@ -128,21 +128,23 @@ def solve(energy, method="auto", *, bound=False, **options):
     return func(energy, **options)
 
 
-def engine_options(method):
+def engine_options(method, func=None):
     """The option names the engine ``method`` accepts (its keyword parameters), or
-    None when it takes any."""
+    None when it takes any. ``func``: the engine function itself, for an engine that
+    is not in :data:`ENGINES` (such as :func:`grid_cut`, which takes a
+    :class:`GridEnergy`)."""
     import inspect
 
-    params = inspect.signature(ENGINES[method][0]).parameters.values()
+    params = inspect.signature(ENGINES[method][0] if func is None else func).parameters.values()
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
     return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][1:]  # not the energy
 
 
-def check_engine_options(method, options):
+def check_engine_options(method, options, func=None):
     """Raise :class:`InvalidParameterError` naming an option the engine does not take
     and listing those it does (instead of Python's TypeError from the call)."""
-    known = engine_options(method)
+    known = engine_options(method, func)
     if known is None:
         return
     unknown = sorted(set(options) - set(known))
