@@ -205,14 +205,13 @@ def _by_clustering(S, data, nodes, pairs, weights, n_clusters, exact_max, random
     extra = find_suspects(nodes, pairs[rest], weights[rest], exact_max=exact_max).rows
     # a broken constraint on no conflict cycle is no evidence of noise, only of the
     # clustering's disagreement: it stays (it cannot make the rest inconsistent)
-    broken &= on_conflict_cycles(len(nodes), pairs, weights)
-    rows = np.sort(np.concatenate([np.flatnonzero(broken), rest[extra]]))
     n = len(nodes)
+    cycles = on_conflict_cycles(n, pairs, weights)
+    broken &= cycles
+    rows = np.sort(np.concatenate([np.flatnonzero(broken), rest[extra]]))
     suspects_ = [Suspect((nodes[pairs[r, 0]], nodes[pairs[r, 1]]), float(weights[r]),
                          [nodes[i] for i in _cycle(pairs, weights, r, n)]) for r in rows.tolist()]
-    must = weights > 0
-    _, comp = must_link_components(n, pairs[must])
-    n_conflicts = int(((comp[pairs[:, 0]] == comp[pairs[:, 1]]) & ~must).sum())
+    n_conflicts = int((cycles & ~(weights > 0)).sum())  # the cannot-links inside a must-link component
     return SuspectReport(suspects_, float(np.abs(weights[rows]).sum()), False, n_conflicts, rows,
                          method="clustering", clustering=est)
 
