@@ -5,7 +5,7 @@ The volume is ``size^3`` voxels: a ball of radius ``0.3 size`` and a box joined 
 rod (foreground 1, background 0) plus Gaussian noise of standard deviation
 ``--noise``; ``--n-scribbles`` random voxels scribbled in each of foreground and
 background, at least 3 voxels inside. Every run is a fresh subprocess (one thread,
-threadpoolctl) that reports its time and its peak resident memory (``ru_maxrss``);
+threadpoolctl) that reports its time and its peak resident memory (``VmHWM``, see ``memory_peak.py``);
 ``baseline`` is the same subprocess that only builds the volume (Python, numpy,
 scikit-image and graphclust imported, as in every run). Each run first segments a
 24^3 volume, so that first-call costs (numba's cache, scipy's imports) are not timed.
@@ -21,13 +21,16 @@ a slow baseline).
 
 import argparse
 import json
-import resource
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memory_peak import peak_mib  # noqa: E402
 
 
 def volume_problem(size, noise, n_scribbles, seed=0):
@@ -78,7 +81,7 @@ def worker(args):
         labels, note = run(args.worker, vol, scrib, args.connectivity)
         seconds = time.perf_counter() - t
     acc = float(np.mean((labels == 2) == truth))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    peak = peak_mib()
     print(json.dumps({"seconds": seconds, "accuracy": acc, "peak_mb": peak, "note": note}))
 
 

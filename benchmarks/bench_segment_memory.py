@@ -4,8 +4,8 @@ in at most 400 MB, tens of bytes per pixel rather than a kilobyte).
 The noisy horse of ``bench_segment.horse_problem`` (noise sd 0.6, 300 scribbled pixels per
 label) is written to ``.npy`` files first, so that the measured processes import
 neither scikit-image nor anything else the segmentation does not need. Each case is a
-fresh subprocess whose peak resident set (``ru_maxrss``, what ``/usr/bin/time -v``
-reports as "Maximum resident set size") is read at its end:
+fresh subprocess whose peak resident set (``VmHWM``, what ``/usr/bin/time -v`` reports
+as "Maximum resident set size") is read at its end:
 
 * ``baseline``: graphclust imported, the image and scribbles loaded, a 64² image
   segmented (so numba's cached kernels are loaded, as in every run);
@@ -19,13 +19,15 @@ reports as "Maximum resident set size") is read at its end:
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memory_peak import peak_mib  # noqa: E402
 
 
 def worker(method, folder):
@@ -42,7 +44,7 @@ def worker(method, folder):
         out["seconds"] = time.perf_counter() - t
         truth = np.load(os.path.join(folder, "truth.npy"))
         out["accuracy"] = float(np.mean((seg.labels == 2) == truth))
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    out["peak_mb"] = peak_mib()
     print(json.dumps(out))
 
 
@@ -54,7 +56,6 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker(*args.worker)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_segment import horse_problem
 
     img, scrib, truth = horse_problem(args.size, 0.6, 300)

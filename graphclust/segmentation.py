@@ -633,6 +633,16 @@ def _grid_scribbles(scribbles, shape, n_segments):
     return values, seeds
 
 
+def _pixel_problem(pixels):
+    """The pixels as a Problem for the colour model: no edges, one point per node. The
+    counts and vertex weights are read-only broadcast views of 1 (no per-pixel array:
+    at 2048² three such arrays would take 96 MiB, more than the image)."""
+    n = pixels.shape[0]
+    W = sp.csr_array((np.empty(0), np.empty(0, np.int32), np.zeros(n + 1, np.int32)), shape=(n, n))
+    return Problem(nodes=range(n), W=W, X=pixels, counts=np.broadcast_to(np.int64(1), (n,)),
+                   vertex_weights=np.broadcast_to(1.0, (n,)))
+
+
 class _GridScene:
     """An image or volume made ready for the graph-cut model: float32 pixels, the
     contrast weights per neighbour offset, and the pixel Problem the colour model
@@ -649,8 +659,7 @@ class _GridScene:
             span = float(img.max() - img.min())
             self.colour_reg *= span * span if span > 0 else 1.0
         self.n_channels = img.shape[-1]
-        n = int(np.prod(self.shape))
-        self.pixels = Problem.from_arrays(sp.csr_array((n, n)), X=img.reshape(n, -1))
+        self.pixels = _pixel_problem(img.reshape(-1, self.n_channels))
 
     def fit(self, seeds, n_labels, *, smoothness, n_components, em_rounds, colour_model, random_state, engine="auto",
             options=None, locality=0.0, gap=None, consume=False):

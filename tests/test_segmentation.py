@@ -503,6 +503,50 @@ def test_an_image_too_large_for_memory_is_refused_before_allocation():
         gc.Segmenter(huge)
 
 
+def test_segment_memory_peak_stays_within_its_per_pixel_estimate():
+    """The grid path allocates no per-pixel array it does not need: the traced peak of
+    one segment call on a float32 image stays under the estimate that gates the "too
+    large" refusal, and under 80 B/px (68 now; 92 while the pixel problem held int64
+    counts and float64 vertex weights of ones and the float32 image was copied)."""
+    import tracemalloc
+
+    from graphclust._gridseg import bytes_per_pixel
+
+    rng = np.random.default_rng(1)
+    truth = np.zeros((1024, 1024), bool)  # large enough for the fixed costs not to count
+    truth[:, 512:] = True
+    img = (truth + rng.normal(scale=0.5, size=truth.shape)).astype(np.float32)
+    scrib = np.zeros(truth.shape, np.uint8)
+    scrib[100:400:50, 60] = 1
+    scrib[100:400:50, 960] = 2
+    before = img.copy()
+    segment(img[:64, :100].copy(), np.where(np.arange(100) >= 50, 2, 1)[None].repeat(64, 0),
+            random_state=0)  # kernels loaded before tracing
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        seg = segment(img, scrib, random_state=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    per_pixel = peak / img.size
+    # labels (int64) are returned, so 8 B/px of the peak is the answer itself
+    assert per_pixel <= bytes_per_pixel(1, 2, 4), per_pixel
+    assert per_pixel < 80, per_pixel
+    assert np.array_equal(img, before)  # the image was read, not written
+    assert np.mean((seg.labels == 2) == truth) > 0.97
+
+
+def test_the_pixel_problem_holds_no_per_pixel_arrays_of_ones():
+    from graphclust.segmentation import _pixel_problem
+
+    X = np.arange(12.0, dtype=np.float32).reshape(6, 2)
+    P = _pixel_problem(X)
+    assert P.X is X and P.n_nodes == 6 and P.n_edges == 0
+    assert P.counts.strides == (0,) and P.vertex_weights.strides == (0,)
+    assert P.counts.tolist() == [1] * 6 and P.vertex_weights.tolist() == [1.0] * 6
+
+
 def test_locality_prices_a_label_by_the_distance_to_its_strokes():
     from graphclust._gridseg import distance_prior
 
