@@ -180,14 +180,22 @@ def _scored_kinds(weights, min_per_kind):
     return kinds, n_parts
 
 
+def agreement_standard_error(kept, weights, *, min_per_kind=1):
+    """Standard error of one candidate's pooled balanced agreement, from which held-out
+    constraints it kept (:func:`cross_validate_constraints` with ``return_kept=True``
+    and the same ``min_per_kind``; a kept-minus-kept difference gives the paired one)."""
+    kept = np.asarray(kept, dtype=np.float64)
+    kinds, n_parts = _scored_kinds(weights, min_per_kind)
+    return float(np.sqrt(sum(kept[k].var() / k.sum() for k in kinds)) / n_parts) if kinds else float("inf")
+
+
 def paired_standard_error(kept_a, kept_b, weights, *, min_per_kind=1):
     """Standard error of the difference of two candidates' balanced agreements, from
     which held-out constraints each kept (:func:`cross_validate_constraints` with
     ``return_kept=True`` and the same ``min_per_kind``): they are scored on the same
     constraints, so only the ones they disagree on count."""
     d = np.asarray(kept_a, dtype=np.float64) - np.asarray(kept_b, dtype=np.float64)
-    kinds, n_parts = _scored_kinds(weights, min_per_kind)
-    return float(np.sqrt(sum(d[k].var() / k.sum() for k in kinds)) / n_parts) if kinds else float("inf")
+    return agreement_standard_error(d, weights, min_per_kind=min_per_kind)
 
 
 def null_standard_error(weights, *, min_per_kind=1):

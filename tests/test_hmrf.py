@@ -565,3 +565,53 @@ def test_no_potentials_is_refused_not_guessed():
     X = np.array([[0.0], [0.1], [5.0], [5.1], [9.0], [9.1]])
     with pytest.raises(InvalidParameterError, match=r"HMRF needs potentials.*Centroids\(n_clusters\).*gc.cluster"):
         gc.HMRF().fit(X)
+
+
+def test_the_kmeans_start_is_the_restart_that_keeps_the_most_constraints():
+    """Four blobs at the corners of a rectangle a little wider than high: k-means with
+    k = 2 has two local optima, left/right (lower inertia) and top/bottom. Constraints
+    that say top/bottom choose that restart; without them inertia chooses left/right."""
+    from graphclust.hmrf import HMRF
+
+    rng = np.random.default_rng(0)
+    corners = np.array([[0.0, 0.0], [5.5, 0.0], [0.0, 5.0], [5.5, 5.0]])
+    X = np.concatenate([c + rng.normal(scale=0.4, size=(25, 2)) for c in corners])
+    top = (X[:, 1] > 2.5).astype(int)
+    left = (X[:, 0] < 2.75).astype(int)
+    S = gc.SideInfo.sample(top, 40, random_state=0)
+    problem = gc.Problem.from_array(X, S)
+    provider = Centroids(2).clone()
+    by_constraints = HMRF._kmeans_start(problem, provider, np.random.default_rng(1))
+    by_inertia = HMRF._kmeans_start(problem, provider, np.random.default_rng(1), by_constraints=False)
+    nearest = lambda C: ((X[:, None, :] - C[None]) ** 2).sum(-1).argmin(1)  # noqa: E731
+    assert gc.ari(top, nearest(by_constraints)) == 1.0
+    assert gc.ari(left, nearest(by_inertia)) == 1.0
+
+
+def test_the_weight_is_the_factor_with_the_best_held_out_score(monkeypatch):
+    """The factor that keeps the most held-out constraints wins, not the strongest one
+    within a standard error of it; with no candidate above coin flips the given
+    strength stands."""
+    import graphclust.hmrf as hmrf_module
+
+    X, y = make_blobs(150, centers=3, random_state=0)
+    S = gc.SideInfo.sample(y, 300, noise=0.05, random_state=0)
+    candidates = []
+
+    def scores_of(values):
+        def fake(fit_labels, problem, cands, **kw):
+            candidates[:] = list(cands)
+            return np.array(values[-len(cands):])
+        return fake
+
+    # closure first (consistent draws only), then 1, 1/3, 1/9, 1/27, 0
+    monkeypatch.setattr(hmrf_module, "cross_validate_constraints", scores_of([0.90, 0.91, 0.95, 0.94, 0.93, 0.80]))
+    est = gc.HMRF(Centroids(3), random_state=0).fit(X, S)
+    assert candidates[-5][0] == 1.0 and est.result_.info["constraint_weight"] == pytest.approx(1 / 3)
+    monkeypatch.setattr(hmrf_module, "cross_validate_constraints", scores_of([0.50, 0.50, 0.52, 0.51, 0.50, 0.49]))
+    clean = gc.SideInfo.sample(y, 300, random_state=0)  # consistent: the given strength may stand
+    est = gc.HMRF(Centroids(3), random_state=0).fit(X, clean)
+    assert est.result_.info["constraint_weight"] == 1.0  # 0.52 is no signal with 300 pairs
+    est = gc.HMRF(Centroids(3), random_state=0).fit(X, S)
+    if est.result_.info.get("no_signal"):  # conflicting and no signal: ignored instead
+        assert est.result_.info["constraint_weight"] == 0.0

@@ -389,3 +389,14 @@ def test_grid_search_chooses_k_from_pairs_alone_and_routes_through_a_pipeline(me
     kept = cross_val_score(pipe, X, scoring=heldout_constraint_score, cv=ConstraintKFold(3, random_state=0),
                            params={"sideinfo": C})
     assert kept.min() > 0.95
+
+
+def test_agreement_standard_error_is_the_binomial_error_of_the_balanced_score():
+    from graphclust.selection import agreement_standard_error
+
+    w = np.array([1.0] * 4 + [-1.0] * 4)
+    kept = np.array([1, 0, 1, 1, 1, 1, 0, 0], dtype=float)
+    # must-links kept 3/4 (variance 3/16), cannot-links 2/4 (variance 1/4), each over 4
+    expected = np.sqrt(3 / 16 / 4 + 1 / 4 / 4) / 2
+    assert agreement_standard_error(kept, w) == pytest.approx(expected)
+    assert agreement_standard_error(np.ones(8), w) == 0.0
