@@ -52,14 +52,21 @@ _TVCLUST_TIME_FACTOR = 10
 _TVCLUST_PROBE_SWEEPS = 4
 
 
-def ward_merge(Y, counts, labels, k):
+def ward_merge(Y, counts, labels, k, apart=None):
     """A map from ``labels``' clusters to at most ``k`` clusters: the pair of clusters
     whose merge adds least within-cluster scatter (Ward's criterion,
     ``n_a n_b / (n_a + n_b) · ‖μ_a − μ_b‖²``, sizes ``counts``-weighted) is merged
-    until ``k`` are left. Returns ``merge`` of length ``labels.max() + 1`` with values
-    ``0..min(k, K) - 1``, in order of each merged cluster's first cluster."""
+    until ``k`` are left. ``apart``: node pairs (hard cannot-links) whose clusters are
+    never merged; when only such pairs are left, more than ``k`` clusters remain.
+    Returns ``merge`` of length ``labels.max() + 1`` with values ``0..K' - 1``, in
+    order of each merged cluster's first cluster."""
     labels = np.asarray(labels)
     K = int(labels.max()) + 1
+    blocked = np.zeros((K, K), dtype=bool)
+    if apart is not None and len(apart):
+        apart = np.asarray(apart, dtype=np.int64).reshape(-1, 2)
+        blocked[labels[apart[:, 0]], labels[apart[:, 1]]] = True
+        blocked |= blocked.T
     n = np.bincount(labels, weights=counts, minlength=K).astype(np.float64)
     mu = np.zeros((K, Y.shape[1]))
     np.add.at(mu, labels, Y * np.asarray(counts, dtype=np.float64)[:, None])
@@ -72,12 +79,17 @@ def ward_merge(Y, counts, labels, k):
         na = n[idx]
         cost = na[:, None] * na[None, :] / (na[:, None] + na[None, :]) * d2
         cost[np.tril_indices(len(idx))] = np.inf
+        cost[blocked[np.ix_(idx, idx)]] = np.inf
         i, j = np.unravel_index(np.argmin(cost), cost.shape)
+        if not np.isfinite(cost[i, j]):
+            break  # every pair left is kept apart by a hard cannot-link
         a, b = idx[i], idx[j]
         mu[a] = (n[a] * mu[a] + n[b] * mu[b]) / (n[a] + n[b])
         n[a] += n[b]
         alive[b] = False
         owner[owner == b] = a
+        blocked[a] |= blocked[b]
+        blocked[:, a] |= blocked[:, b]
     return np.unique(owner, return_inverse=True)[1]
 
 
@@ -268,11 +280,17 @@ class AutoCluster(ClusteringEstimator):
         if est.n_clusters_ < 2:
             return current, current.labels_, {"tried": False, "n_clusters": 1,
                                                 "reason": "TVClust found one cluster"}
-        merge = ward_merge(Y, counts, est.labels_, k)
+        w = problem.constraint_weights
+        apart = problem.constraints[np.isneginf(w)]  # hard cannot-links: never merged
+        merge = ward_merge(Y, counts, est.labels_, k, apart)
+        if merge.max() + 1 > k:
+            return current, current.labels_, {"tried": False, "n_clusters": int(est.n_clusters_),
+                                                "reason": f"hard cannot-links keep more than {k} of its clusters "
+                                                          "apart"}
 
         def fit_labels(_, train, seed):
             sub, _ = fit(train, seed, False)
-            return ward_merge(Y, counts, sub.labels_, k)[sub.labels_]
+            return ward_merge(Y, counts, sub.labels_, k, apart)[sub.labels_]
 
         scores, kept = cross_validate_constraints(fit_labels, problem, [None], n_folds=_TVCLUST_FOLDS,
                                                   random_state=rng, return_kept=True)

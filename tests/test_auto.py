@@ -203,3 +203,31 @@ def test_tvclust_is_not_tried_when_it_would_take_too_long(monkeypatch):
     report = est.choice_["tvclust"]
     assert report["tried"] is False and report["predicted_seconds"] > report["budget_seconds"]
     assert est.choice_["method"] in ("HMRF", "RDPMeans") and "TVClust" not in est.choice_["method_scores"]
+
+
+def test_ward_merge_never_joins_clusters_a_hard_cannot_link_keeps_apart():
+    """Oracle by hand: clusters 0 and 1 are nearest, but a hard cannot-link joins a
+    point of each, so the next nearest pair merges; when only blocked pairs are left,
+    more than k clusters remain (and gc.cluster keeps its other candidate)."""
+    from graphclust.auto import ward_merge
+
+    Y = np.array([[0.0], [0.5], [3.0], [10.0]])
+    labels = np.arange(4)
+    assert ward_merge(Y, np.ones(4), labels, 3).tolist() == [0, 0, 1, 2]
+    assert ward_merge(Y, np.ones(4), labels, 3, apart=[(1, 0)]).tolist() == [0, 1, 1, 2]
+    # a cannot-link between 1 and 2 blocks the merged {1, 2} from 0 too
+    assert ward_merge(Y, np.ones(4), labels, 2, apart=[(0, 1), (0, 2)]).tolist() == [0, 1, 1, 1]
+    assert ward_merge(Y, np.ones(4), labels, 1, apart=[(0, 1), (0, 2), (0, 3)]).max() == 1
+
+
+def test_the_entry_point_keeps_hard_constraints_whichever_method_it_picks():
+    X, y = gc.datasets.load_iris()
+    X = (X - X.mean(0)) / X.std(0)
+    noisy = gc.SideInfo.sample(y, n_pairs=300, noise=0.1, random_state=0)
+    hard = gc.SideInfo.from_pairs(must=[(0, 1), (51, 52), (101, 102)], cannot=[(0, 60), (60, 110), (0, 110)],
+                                  weight=np.inf)
+    est = gc.cluster(X, noisy.union(hard), n_clusters=3, random_state=0)
+    assert gc.violations(hard, est.partition_).n_violated == 0
+    lab = est.labels_
+    assert lab[0] == lab[1] and lab[51] == lab[52] and lab[101] == lab[102]
+    assert len({lab[0], lab[60], lab[110]}) == 3
