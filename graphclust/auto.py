@@ -12,7 +12,8 @@ handling by fixed rules, and say what they picked (``choice_``):
   which trusts each answer with a probability instead of a strength) instead of
   either when it keeps more held-out constraints than both (by more than one standard
   error of its score), its clusters merged down
-  to ``k`` by Ward's criterion when it found more (it may keep fewer, never one), and
+  to ``k`` by Ward's criterion when it found more (never across a hard cannot-link; it
+  may keep fewer, never one), and
   when its fits are predicted to take at most ten times the fits before it
   (``method="hmrf"``: HMRF always);
 * **a graph without features**: constrained spectral clustering (:class:`~graphclust.COSC`)
