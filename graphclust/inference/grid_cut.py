@@ -1040,6 +1040,32 @@ def _orphan(x, parent, orphans, norph):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _make_root(p, side, c, tree, parent, dist, ts, nxt, qstate, orphans, norph, shape, step, doff,
+               D):  # pragma: no cover - compiled
+    """Make ``p``, whose terminal residual now has sign ``side`` (1 source, 2 sink), a
+    root of that tree. If it changes tree, its children in the old one lose their
+    parent and its old tree's neighbours become active (BK's invariant for passive
+    nodes). ``c`` is scratch for coordinates."""
+    old = tree[p]
+    if old != 0 and old != side:
+        _coords(p, shape, c)
+        for d in range(D):
+            if not _valid(c, doff, d, shape):
+                continue
+            q = p + step[d]
+            if tree[q] != old:
+                continue
+            _enqueue(q, nxt, qstate)
+            pa = parent[q]
+            if pa >= 0 and q + step[pa] == p:
+                _orphan(q, parent, orphans, norph)
+    tree[p] = side
+    parent[p] = _TERMINAL
+    dist[p] = 1
+    ts[p] = 0
+
+
+@njit(cache=True, nogil=True)
 def _grid_roots(tr, tree, parent, dist, nxt, qstate):  # pragma: no cover - compiled
     """Cold start: every pixel with a terminal residual is a root of its tree, active."""
     for i in range(len(tr)):
@@ -1078,24 +1104,7 @@ def _grid_update(idx, t_new, f, tr, tree, parent, ts, dist, clock, nxt, qstate, 
             if parent[p] == _TERMINAL:
                 _orphan(p, parent, orphans, norph)
         else:
-            old = tree[p]
-            if old != 0 and old != side:
-                # p changes tree: its children in the old one lose their parent and its
-                # old tree's neighbours become active (BK's invariant for passive nodes)
-                for d in range(D):
-                    if not _valid(c, doff, d, shape):
-                        continue
-                    q = p + step[d]
-                    if tree[q] != old:
-                        continue
-                    _enqueue(q, nxt, qstate)
-                    pa = parent[q]
-                    if pa >= 0 and q + step[pa] == p:
-                        _orphan(q, parent, orphans, norph)
-            tree[p] = side
-            parent[p] = _TERMINAL
-            dist[p] = 1
-            ts[p] = 0
+            _make_root(p, side, c, tree, parent, dist, ts, nxt, qstate, orphans, norph, shape, step, doff, D)
         _enqueue(p, nxt, qstate)
 
 
@@ -1443,23 +1452,8 @@ def _grid_rebase(U, W, wbase, wmul, shape, step, doff, m, z, zs, uver, ver, alph
         p = touched[k]
         tp = tr[p]
         if tp != 0.0:
-            side = 1 if tp > 0.0 else 2
-            old = tree[p]
-            if old != 0 and old != side:
-                _coords(p, shape, c)
-                for d in range(D):
-                    if not _valid(c, doff, d, shape):
-                        continue
-                    q = p + step[d]
-                    if tree[q] == old:
-                        _enqueue(q, nxt, qstate)
-                        pa = parent[q]
-                        if pa >= 0 and q + step[pa] == p:
-                            _orphan(q, parent, orphans, norph)
-            tree[p] = side
-            parent[p] = _TERMINAL
-            dist[p] = 1
-            ts[p] = 0
+            _make_root(p, 1 if tp > 0.0 else 2, c, tree, parent, dist, ts, nxt, qstate, orphans, norph, shape,
+                       step, doff, D)
         if tree[p] != 0:
             _enqueue(p, nxt, qstate)
     zs[:] = z
