@@ -45,6 +45,7 @@ from graphclust.inference import alpha_beta_swap, alpha_expansion, belief_propag
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_inference import potts_grid, timed  # noqa: E402
+from memory_peak import status_mib  # noqa: E402
 
 #: name -> (noise, Potts weight) of the grid instances
 GRIDS = {"easy": (0.1, 0.1), "hard": (0.25, 0.1)}
@@ -290,14 +291,6 @@ def grid3d_energy(shape, K, *, noise=0.3, beta=0.1, seed=0):
     return Energy(U, edges, np.full(len(edges), beta))
 
 
-def _status_mib(key):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def memory_child(shape, K):
     """Build the energy, hand the freed heap back to the system, reset the peak RSS
     (``/proc/self/clear_refs``), run ``alpha_expansion`` and print what the solve added
@@ -306,17 +299,17 @@ def memory_child(shape, K):
     import gc
 
     E = grid3d_energy(shape, K)
-    build_peak = _status_mib("VmHWM:")
+    build_peak = status_mib("VmHWM:")
     alpha_expansion(grid3d_energy((4, 4, 4), K))  # compile outside the measure
     gc.collect()
     ctypes.CDLL("libc.so.6").malloc_trim(0)
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
-    base = _status_mib("VmRSS:")
+    base = status_mib("VmRSS:")
     start = time.perf_counter()
     res = alpha_expansion(E)
     seconds = time.perf_counter() - start
-    print(f"RESULT {_status_mib('VmHWM:') - base:.0f} {base:.0f} {seconds:.2f} {res.energy!r} {res.iterations} "
+    print(f"RESULT {status_mib('VmHWM:') - base:.0f} {base:.0f} {seconds:.2f} {res.energy!r} {res.iterations} "
           f"{build_peak:.0f}")
 
 

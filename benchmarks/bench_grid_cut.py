@@ -292,7 +292,7 @@ def bench_warm_potts(side, n_strokes, radius=24, seed=2):
 
 
 # --------------------------------------------------------------------------- memory
-from bench_expansion import _status_mib  # noqa: E402  (reads /proc/self/status)
+from memory_peak import status_mib  # noqa: E402
 
 
 def _reset_peak():
@@ -318,7 +318,7 @@ def memory_child(case):
         mincut(small.to_energy())
     del small
     _reset_peak()
-    start_mib = _status_mib("VmRSS:")
+    start_mib = status_mib("VmRSS:")
     G = build(size)
     n = G.n_pixels
     if explicit:
@@ -326,13 +326,13 @@ def memory_child(case):
         held = (G.unary.nbytes + G.edges.nbytes + G.weights.nbytes) / 2**20
     else:
         held = G.nbytes / 2**20
-    build_peak = _status_mib("VmHWM:")
+    build_peak = status_mib("VmHWM:")
     _reset_peak()
-    base = _status_mib("VmRSS:")
+    base = status_mib("VmRSS:")
     t0 = time.perf_counter()
     res = mincut(G) if explicit else grid_cut(G)
     seconds = time.perf_counter() - t0
-    print(f"RESULT {n} {start_mib:.1f} {build_peak:.1f} {base:.1f} {_status_mib('VmHWM:'):.1f} "
+    print(f"RESULT {n} {start_mib:.1f} {build_peak:.1f} {base:.1f} {status_mib('VmHWM:'):.1f} "
           f"{held:.1f} {seconds:.2f} {res.energy!r}")
 
 
