@@ -541,7 +541,7 @@ def segment(image, scribbles=None, *, n_segments=None, method="auto", graph="gri
             pix_lab[lab.reshape(-1) > 0] = code[lab.reshape(-1) > 0]
             # the colour model: a diagonal Gaussian per label fitted on the scribbled
             # pixels; a superpixel costs what all its pixels cost (exact, via its scatter)
-            pixel_problem = Problem.from_arrays(sp.csr_array((rows * cols, rows * cols)), X=pixels)
+            pixel_problem = _pixel_problem(pixels)
             colours = DiagonalGaussian(values.size, shrinkage=_PRIOR_PIXELS, reg=colour_reg)
             colours.update(pixel_problem, pix_lab)
             U = colours.unary(pixel_problem if segments is None else _pooled_pixels(pixels, pix_node, n_nodes))
