@@ -184,7 +184,6 @@ class AutoCluster(ClusteringEstimator):
         info["choice"] = choice
         self.estimator_ = inner
         self.choice_ = choice
-        self._merge = merge
         result = ClusteringResult(objective=inner.result_.objective, history=list(inner.result_.history), info=info)
         return labels, result
 
@@ -196,8 +195,9 @@ class AutoCluster(ClusteringEstimator):
 
         check_is_fitted(self)
         labels = self.estimator_.predict(X)
-        merge = getattr(self, "_merge", None)
-        return labels if merge is None else merge[labels]
+        if self.choice_["method"] != "TVClust":
+            return labels
+        return self.choice_["tvclust"]["merge"][labels]  # its clusters merged down to k
 
     # ------------------------------------------------------------------ rules
     @staticmethod
