@@ -26,11 +26,13 @@ from itertools import combinations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.csgraph import breadth_first_order
 
 from .sideinfo import check_constraints, must_link_components
 
-__all__ = ["Suspect", "SuspectReport", "suspects", "repair", "find_suspects", "data_plausibility", "on_conflict_cycles"]
+__all__ = ["Suspect", "SuspectReport", "suspects", "repair", "find_suspects", "data_plausibility", "on_conflict_cycles",
+           "disjoint_cycles_bound"]
 
 #: components up to this many nodes are solved exactly by default
 EXACT_MAX_NODES = 30
@@ -91,6 +93,12 @@ class SuspectReport:
         Cannot-links inside a must-link component before the repair.
     rows : ndarray of int
         Rows of the constraint arrays that are suspects.
+    lower_bound : float
+        No set of soft constraints lighter than this removes every conflict: the
+        removed weight itself when ``exact``, otherwise the weight of a packing of
+        conflict cycles that share no constraint (each needs one of its constraints
+        gone, the lightest at least). ``removed_weight / lower_bound`` bounds how far
+        a greedy repair is from the lightest.
     method : str
         ``"repair"`` or ``"clustering"`` (see :func:`suspects`).
     clustering : AutoCluster or None
@@ -103,6 +111,7 @@ class SuspectReport:
     exact: bool
     n_conflicts: int
     rows: np.ndarray = field(repr=False, default=None)
+    lower_bound: float = 0.0
     method: str = "repair"
     clustering: object = field(repr=False, default=None)
 
@@ -111,6 +120,8 @@ class SuspectReport:
                                           else "greedy")
         head = (f"{len(self.suspects)} likely-wrong constraint(s) of total weight {self.removed_weight:g} "
                 f"break all {self.n_conflicts} conflict(s) ({how})")
+        if not self.exact and self.n_conflicts:
+            head += f"; the lightest such set weighs at least {self.lower_bound:g}"
         return "\n".join([head] + [f"  {s}" for s in self.suspects])
 
 
@@ -213,7 +224,7 @@ def _by_clustering(S, data, nodes, pairs, weights, n_clusters, exact_max, random
                          [nodes[i] for i in _cycle(pairs, weights, r, n)]) for r in rows.tolist()]
     n_conflicts = int((cycles & ~(weights > 0)).sum())  # the cannot-links inside a must-link component
     return SuspectReport(suspects_, float(np.abs(weights[rows]).sum()), False, n_conflicts, rows,
-                         method="clustering", clustering=est)
+                         lower_bound=disjoint_cycles_bound(n, pairs, weights), method="clustering", clustering=est)
 
 
 def on_conflict_cycles(n, pairs, weights):
@@ -431,19 +442,23 @@ def find_suspects(nodes, pairs, weights, *, exact_max=EXACT_MAX_NODES, plausibil
     inside = comp[pairs[:, 0]] == comp[pairs[:, 1]]
     conflicting = np.unique(comp[pairs[inside & ~must, 0]])
     n_conflicts = int((inside & ~must).sum())
-    removed, exact = [], True
+    removed, exact, bound = [], True, 0.0
     for c in conflicting.tolist():
         rows = np.flatnonzero((comp[pairs[:, 0]] == c) & (comp[pairs[:, 1]] == c))  # inside the component
         members = np.flatnonzero(comp == c)
         if len(members) <= exact_max:
-            removed.append(rows[_exact(pairs[rows], cost[rows], members)])
+            drop = rows[_exact(pairs[rows], cost[rows], members)]
+            bound += float(np.abs(weights[drop]).sum())
         else:
             exact = False
-            removed.append(rows[_greedy(pairs[rows], weights[rows], cost[rows], n)])
+            drop = rows[_greedy(pairs[rows], weights[rows], cost[rows], n)]
+            bound += disjoint_cycles_bound(n, pairs[rows], weights[rows])
+        removed.append(drop)
     rows = np.sort(np.concatenate(removed)) if removed else np.empty(0, np.int64)
     suspects = [Suspect((nodes[pairs[r, 0]], nodes[pairs[r, 1]]), float(weights[r]),
                         [nodes[i] for i in _cycle(pairs, weights, r, n)]) for r in rows.tolist()]
-    return SuspectReport(suspects, float(np.abs(weights[rows]).sum()), exact, n_conflicts, rows)
+    weight = float(np.abs(weights[rows]).sum())
+    return SuspectReport(suspects, weight, exact, n_conflicts, rows, lower_bound=weight if exact else bound)
 
 
 def _exact(pairs, weights, members):
@@ -503,41 +518,181 @@ def _greedy(pairs, weights, cost, n):
         bad = np.flatnonzero(~must & ~dropped & (comp[pairs[:, 0]] == comp[pairs[:, 1]]))
         if not len(bad):
             return np.flatnonzero(dropped)
-        paths = _conflict_paths(pairs, kept_must, n, bad)
-        load = np.zeros(len(weights))
-        for rows in paths:
-            load[rows] += 1.0
+        flat, begin, length = _conflict_paths(pairs, kept_must, n, bad)
+        load = np.bincount(flat, minlength=len(weights)).astype(np.float64)  # a path repeats no edge
         load[~soft] = 0.0
         score = np.where(load >= _MIN_LOAD, load / np.abs(weights), 0.0)
         if score.max() > 0:
             dropped[int(np.argmax(score))] = True
             continue
         # every must-link is on one conflict at most: break each cycle where it is cheapest
-        for c, rows in zip(bad.tolist(), paths):
-            candidates = [r for r in [c] + rows if soft[r]]  # ties: the cannot-link goes
+        for c, b, m in zip(bad.tolist(), begin.tolist(), length.tolist()):
+            candidates = [r for r in [c] + flat[b:b + m].tolist() if soft[r]]  # ties: the cannot-link goes
             dropped[min(candidates, key=lambda r: abs(cost[r]))] = True
 
 
 def _conflict_paths(pairs, kept_must, n, bad):
     """For each conflicting cannot-link row in ``bad``: the rows of the must-links on a
-    shortest must-link path between its ends (one search per distinct start node)."""
-    rows = np.flatnonzero(kept_must)
-    A = sp.coo_array((np.ones(len(rows)), (pairs[rows, 0], pairs[rows, 1])), shape=(n, n)).tocsr()
-    A = (A + A.T).tocsr()
-    row_of = {(min(a, b), max(a, b)): r for r, (a, b) in zip(rows.tolist(), pairs[rows].tolist())}
-    trees = {}
-    out = []
-    for c in bad.tolist():
-        u, v = int(pairs[c, 0]), int(pairs[c, 1])
-        if u not in trees:
-            trees[u] = breadth_first_order(A, u, directed=False, return_predecessors=True)[1]
-        pred, x, path = trees[u], v, []
-        while x != u:
-            p = int(pred[x])
-            path.append(row_of[(min(p, x), max(p, x))])
-            x = p
-        out.append(path)
-    return out
+    shortest must-link path between its ends (one breadth-first search per distinct
+    start node, neighbours in node order), from its second end back to its first.
+    Returned flat: ``(rows, begin, length)``, the path of ``bad[j]`` being
+    ``rows[begin[j]:begin[j] + length[j]]``."""
+    indptr, indices, edge_row = _must_link_csr(pairs, kept_must, n)
+    starts, ends = pairs[bad, 0], pairs[bad, 1]
+    order = np.argsort(starts, kind="stable")
+    flat, begin, length = _shortest_path_rows(indptr, indices, edge_row, n, starts[order], ends[order])
+    at = np.empty_like(order)
+    at[order] = np.arange(len(order))
+    return flat, begin[at], length[at]
+
+
+def _must_link_csr(pairs, use, n):
+    """The undirected must-link graph of the rows ``use`` as CSR arrays, neighbours in
+    node order, with the constraint row behind each entry (the last row of parallel
+    must-links; self-loops left out)."""
+    rows = np.flatnonzero(use)
+    a, b = pairs[rows, 0], pairs[rows, 1]
+    keep = a != b
+    rows, a, b = rows[keep], a[keep], b[keep]
+    key = np.minimum(a, b) * n + np.maximum(a, b)
+    _, last = np.unique(key[::-1], return_index=True)
+    pick = len(key) - 1 - last
+    rows, a, b = rows[pick], a[pick], b[pick]
+    src, dst, row = np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([rows, rows])
+    order = np.lexsort((dst, src))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    return indptr, dst[order].astype(np.int64), row[order].astype(np.int64)
+
+
+@njit(cache=True)
+def _shortest_path_rows(indptr, indices, edge_row, n, starts, ends):
+    """Breadth-first search from each distinct start (``starts`` sorted), and for every
+    ``(start, end)`` the edge rows of the path found, walked from the end: a flat
+    buffer with each pair's ``begin`` and ``length``."""
+    m = len(starts)
+    stamp = np.zeros(n, dtype=np.int64)
+    pred = np.empty(n, dtype=np.int64)
+    pred_row = np.empty(n, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    begin = np.zeros(m, dtype=np.int64)
+    length = np.zeros(m, dtype=np.int64)
+    flat = np.empty(max(4 * m, 16), dtype=np.int64)
+    size = 0
+    it = 0
+    j = 0
+    wanted = np.zeros(n, dtype=np.int64)
+    while j < m:
+        s = starts[j]
+        it += 1
+        # the search stops once it has reached every end paired with this start: the
+        # tree it has grown so far is what a full search would have
+        missing = 0
+        e = j
+        while e < m and starts[e] == s:
+            if wanted[ends[e]] != it and ends[e] != s:
+                wanted[ends[e]] = it
+                missing += 1
+            e += 1
+        stamp[s] = it
+        queue[0] = s
+        head, tail = 0, 1
+        while head < tail and missing > 0:
+            x = queue[head]
+            head += 1
+            for k in range(indptr[x], indptr[x + 1]):
+                y = indices[k]
+                if stamp[y] != it:
+                    stamp[y] = it
+                    pred[y] = x
+                    pred_row[y] = edge_row[k]
+                    queue[tail] = y
+                    tail += 1
+                    if wanted[y] == it:
+                        missing -= 1
+        while j < m and starts[j] == s:
+            begin[j] = size
+            x = ends[j]
+            while x != s and stamp[x] == it:
+                if size == len(flat):
+                    grown = np.empty(2 * len(flat), dtype=np.int64)
+                    grown[:size] = flat[:size]
+                    flat = grown
+                flat[size] = pred_row[x]
+                size += 1
+                x = pred[x]
+            length[j] = size - begin[j]
+            j += 1
+    return flat[:size], begin, length
+
+
+def disjoint_cycles_bound(n, pairs, weights):
+    """A lower bound on the weight any repair of ``(pairs, weights)`` removes.
+
+    Conflict cycles that share no constraint each lose at least their lightest soft
+    constraint, and to different constraints, so the sum of those weights bounds every
+    repair from below. The cycles are packed greedily: each conflicting cannot-link in
+    turn, closed by a shortest must-link path through must-links no earlier cycle used.
+
+    Examples
+    --------
+    Two conflicts that share the must-link ``1-2``: one cycle fits, and one constraint
+    (that must-link) repairs both:
+
+    >>> import numpy as np
+    >>> disjoint_cycles_bound(4, np.array([[0, 1], [1, 2], [2, 3], [0, 2], [1, 3]]),
+    ...                       np.array([1.0, 1.0, 1.0, -1.0, -1.0]))
+    1.0
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+    must = weights > 0
+    _, comp = must_link_components(n, pairs[must])
+    bad = np.flatnonzero(~must & (comp[pairs[:, 0]] == comp[pairs[:, 1]]))
+    if not len(bad):
+        return 0.0
+    indptr, indices, edge_row = _must_link_csr(pairs, must, n)
+    return float(_pack_cycles(indptr, indices, edge_row, n, pairs[bad, 0], pairs[bad, 1],
+                              np.abs(weights[bad]), np.abs(weights)))
+
+
+@njit(cache=True)
+def _pack_cycles(indptr, indices, edge_row, n, starts, ends, cl_weight, row_weight):
+    used = np.zeros(len(row_weight), dtype=np.bool_)
+    stamp = np.zeros(n, dtype=np.int64)
+    pred = np.empty(n, dtype=np.int64)
+    pred_row = np.empty(n, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    total = 0.0
+    for j in range(len(starts)):
+        s, t = starts[j], ends[j]
+        stamp[s] = j + 1
+        queue[0] = s
+        head, tail = 0, 1
+        while head < tail and stamp[t] != j + 1:
+            x = queue[head]
+            head += 1
+            for k in range(indptr[x], indptr[x + 1]):
+                y = indices[k]
+                if stamp[y] != j + 1 and not used[edge_row[k]]:
+                    stamp[y] = j + 1
+                    pred[y] = x
+                    pred_row[y] = edge_row[k]
+                    queue[tail] = y
+                    tail += 1
+        if stamp[t] != j + 1:
+            continue
+        lightest = cl_weight[j]
+        x = t
+        while x != s:
+            r = pred_row[x]
+            used[r] = True
+            if row_weight[r] < lightest:
+                lightest = row_weight[r]
+            x = pred[x]
+        if np.isfinite(lightest):
+            total += lightest
+    return total
 
 
 def _cycle(pairs, weights, r, n):

@@ -8,7 +8,7 @@ import pytest
 
 import graphclust as gc
 from graphclust.errors import InfeasibleConstraintsError
-from graphclust.conflict_repair import find_suspects
+from graphclust.conflict_repair import _conflict_paths, disjoint_cycles_bound, find_suspects
 
 
 def consistent(n, pairs, weights):
@@ -67,6 +67,70 @@ def test_greedy_repair_breaks_every_conflict_and_is_near_the_optimum(global_rand
         assert consistent(n, pairs[keep], w[keep])
         assert greedy.exact == (greedy.n_conflicts == 0)
         assert greedy.removed_weight >= brute_force_min_weight(n, pairs, w) - 1e-9
+
+
+def test_the_lower_bound_is_below_the_lightest_repair_and_exact_on_disjoint_conflicts(global_random_seed):
+    """No repair is lighter than the bound (brute force), the greedy report carries it,
+    an exact report's bound is its own weight; on conflicts that share no constraint
+    the bound is the lightest repair itself."""
+    rng = np.random.default_rng(global_random_seed)
+    positive = 0
+    for _ in range(20):
+        n = int(rng.integers(5, 8))
+        pairs, w = random_instance(rng, n, int(rng.integers(5, min(11, n * (n - 1) // 2) + 1)))
+        best = brute_force_min_weight(n, pairs, w)
+        bound = disjoint_cycles_bound(n, pairs, w)
+        assert 0.0 <= bound <= best + 1e-9
+        greedy = find_suspects(list(range(n)), pairs, w, exact_max=1)
+        assert greedy.lower_bound == pytest.approx(bound) and bound <= greedy.removed_weight + 1e-9
+        exact = find_suspects(list(range(n)), pairs, w)
+        assert exact.lower_bound == pytest.approx(exact.removed_weight)
+        positive += (bound > 0) == (greedy.n_conflicts > 0)
+    assert positive == 20
+    # three triangles on separate nodes, each a must-link path closed by a cannot-link
+    # (the lightest constraint of each: 0.5, 2, 1), and one hard must-link
+    pairs = np.array([[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5], [6, 7], [7, 8], [6, 8]])
+    w = np.array([1.0, 0.5, -3.0, np.inf, 2.0, -4.0, 1.0, 1.5, -1.0])
+    assert disjoint_cycles_bound(9, pairs, w) == pytest.approx(3.5) == brute_force_min_weight(9, pairs, w)
+    assert disjoint_cycles_bound(9, pairs[:2], w[:2]) == 0.0
+    rep = find_suspects(list(range(9)), pairs, w, exact_max=2)
+    assert not rep.exact and "the lightest such set weighs at least 3.5" in rep.summary()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_conflict_paths_are_the_breadth_first_paths_of_scipy(seed):
+    """The numba search returns, for every conflicting cannot-link, the must-link path
+    scipy's breadth-first search finds (neighbours in node order; parallel must-links
+    resolved to the last row; self-loops ignored), walked from the second end."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+
+    from graphclust.sideinfo import must_link_components
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        n = int(rng.integers(5, 50))
+        pairs = rng.integers(0, n, (int(rng.integers(5, 150)), 2))
+        pairs = np.concatenate([pairs, pairs[:4]])  # parallel constraints, self-loops
+        w = np.where(rng.random(len(pairs)) < 0.6, 1.0, -1.0)
+        w[pairs[:, 0] == pairs[:, 1]] = 1.0
+        must = w > 0
+        _, comp = must_link_components(n, pairs[must])
+        bad = np.flatnonzero(~must & (comp[pairs[:, 0]] == comp[pairs[:, 1]]))
+        rows = np.flatnonzero(must)
+        A = sp.coo_array((np.ones(len(rows)), (pairs[rows, 0], pairs[rows, 1])), shape=(n, n)).tocsr()
+        A = (A + A.T).tocsr()
+        row_of = {(min(a, b), max(a, b)): r for r, (a, b) in zip(rows.tolist(), pairs[rows].tolist())}
+        flat, begin, length = _conflict_paths(pairs, must, n, bad)
+        for j, c in enumerate(bad.tolist()):
+            u, x = int(pairs[c, 0]), int(pairs[c, 1])
+            pred = breadth_first_order(A, u, directed=False, return_predecessors=True)[1]
+            expected = []
+            while x != u:
+                p = int(pred[x])
+                expected.append(row_of[(min(p, x), max(p, x))])
+                x = p
+            assert flat[begin[j]:begin[j] + length[j]].tolist() == expected
 
 
 def test_every_suspect_carries_a_conflict_cycle():
