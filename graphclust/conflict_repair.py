@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import breadth_first_order
 from .sideinfo import check_constraints, must_link_components
 
 __all__ = ["Suspect", "SuspectReport", "suspects", "repair", "find_suspects", "data_plausibility", "on_conflict_cycles",
-           "disjoint_cycles_bound"]
+           "disjoint_cycles_bound", "without_suspects"]
 
 #: components up to this many nodes are solved exactly by default
 EXACT_MAX_NODES = 30
@@ -192,21 +192,22 @@ def suspects(S, data=None, *, method="auto", n_clusters=None, exact_max=EXACT_MA
             from .errors import InvalidParameterError
 
             raise InvalidParameterError("suspects(method='clustering') needs node features in data")
-        return _by_clustering(S, data, nodes, pairs, weights, n_clusters, exact_max, random_state)
+        from .problem import as_problem
+
+        problem = as_problem(np.asarray(data, dtype=np.float64) if _is_array(data) else data, S)
+        return _by_clustering(problem, nodes, pairs, weights, n_clusters, exact_max, random_state)
     X = _features_of(data) if data_vote else None
     plausibility = None if X is None else data_plausibility(X, pairs, weights)
     return find_suspects(nodes, pairs, weights, exact_max=exact_max, plausibility=plausibility)
 
 
-def _by_clustering(S, data, nodes, pairs, weights, n_clusters, exact_max, random_state):
-    """Suspects = soft constraints on conflict cycles that a noise-robust clustering
-    breaks, then a repair of the rest."""
+def _by_clustering(problem, nodes, pairs, weights, n_clusters, exact_max, random_state):
+    """Suspects = soft constraints on conflict cycles that a noise-robust clustering of
+    ``problem`` (data and side information) breaks, then a repair of the rest."""
     from .auto import cluster
     from .metrics import violated_mask
-    from .problem import as_problem
 
-    est = cluster(as_problem(np.asarray(data, dtype=np.float64) if _is_array(data) else data, S),
-                  n_clusters=n_clusters, random_state=random_state)
+    est = cluster(problem, n_clusters=n_clusters, random_state=random_state)
     labels = np.empty(len(nodes), dtype=np.int64)
     where = {u: i for i, u in enumerate(est.nodes_)}
     labels[[where[u] for u in nodes]] = est.labels_
@@ -225,6 +226,42 @@ def _by_clustering(S, data, nodes, pairs, weights, n_clusters, exact_max, random
     n_conflicts = int((cycles & ~(weights > 0)).sum())  # the cannot-links inside a must-link component
     return SuspectReport(suspects_, float(np.abs(weights[rows]).sum()), False, n_conflicts, rows,
                          lower_bound=disjoint_cycles_bound(n, pairs, weights), method="clustering", clustering=est)
+
+
+def without_suspects(problem, random_state=None):
+    """``problem`` without its likely-wrong soft constraints, and the rows dropped.
+
+    For the models that take every constraint at its word (the DCP and dd-MMDPM
+    samplers): the suspects of :func:`suspects` (``method="clustering"``: broken on a
+    conflict cycle by a noise-robust clustering) are dropped, but only when the soft
+    constraints conflict, the nodes have features and there are at least 10 soft
+    must-links and cannot-links. Otherwise, and when hard constraints contradict each
+    other (the estimator's own error names them), nothing is dropped. Without conflicts
+    the problem is returned as it is and ``random_state`` is not used.
+
+    Returns
+    -------
+    problem : Problem
+    dropped : ndarray of int
+        Rows of ``problem.constraints`` that were dropped.
+    """
+    none = np.empty(0, dtype=np.int64)
+    pairs, w = problem.constraints, problem.constraint_weights
+    soft = np.isfinite(w)
+    if problem.X is None or min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) < _MIN_PER_KIND:
+        return problem, none
+    n, must = problem.n_nodes, w > 0
+    _, comp = must_link_components(n, pairs[must])
+    if not (~must & (comp[pairs[:, 0]] == comp[pairs[:, 1]])).any():
+        return problem, none
+    hard = ~soft
+    _, hard_comp = must_link_components(n, pairs[hard & must])
+    if (hard & ~must & (hard_comp[pairs[:, 0]] == hard_comp[pairs[:, 1]])).any():
+        return problem, none
+    rows = _by_clustering(problem, list(problem.nodes), pairs, w, None, EXACT_MAX_NODES, random_state).rows
+    keep = np.ones(len(w), dtype=bool)
+    keep[rows] = False
+    return problem.with_constraints(pairs[keep], w[keep]), rows
 
 
 def on_conflict_cycles(n, pairs, weights):

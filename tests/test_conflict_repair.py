@@ -3,6 +3,7 @@ consistent side information, against brute force, and on planted noise."""
 
 import itertools
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -250,3 +251,29 @@ def test_on_conflict_cycles_matches_enumerated_simple_paths(seed):
         expect[r] = frozenset(map(int, pairs[r])) in on_path
     got = on_conflict_cycles(n, pairs, w)
     np.testing.assert_array_equal(got, expect)
+
+
+def test_without_suspects_drops_only_when_soft_constraints_conflict():
+    """Consistent constraints, no features, or contradicting hard ones: the problem
+    comes back as it was (the same object); with conflicts the dropped rows are the
+    suspects a clustering finds, and what is kept is consistent."""
+    from graphclust.conflict_repair import without_suspects
+
+    X, y = gc.datasets.load_iris()
+    clean = gc.Problem.from_array(X, gc.SideInfo.sample(y, 300, random_state=0))
+    assert without_suspects(clean, random_state=0)[0] is clean
+    noisy_S = gc.SideInfo.sample(y, 300, noise=0.2, random_state=0)
+    noisy = gc.Problem.from_array(X, noisy_S)
+    kept, rows = without_suspects(noisy, random_state=0)
+    assert len(rows) and kept.n_constraints == noisy.n_constraints - len(rows)
+    assert consistent(len(y), kept.constraints, kept.constraint_weights)
+    flipped = (y[noisy.constraints[:, 0]] == y[noisy.constraints[:, 1]]) != (noisy.constraint_weights > 0)
+    assert flipped[rows].mean() > 0.8  # mostly the flipped ones
+    report = gc.suspects(noisy_S, X, random_state=0)
+    assert sorted(map(frozenset, [(noisy.nodes[a], noisy.nodes[b]) for a, b in noisy.constraints[rows].tolist()])) == \
+        sorted(frozenset(s.constraint) for s in report.suspects)
+    graph_only = gc.Problem.from_graph(nx.path_graph(len(y)), noisy_S)
+    assert without_suspects(graph_only, random_state=0)[0] is graph_only
+    hard = noisy.with_constraints(np.vstack([noisy.constraints, [[0, 1], [1, 2], [0, 2]]]),
+                                  np.concatenate([noisy.constraint_weights, [np.inf, np.inf, -np.inf]]))
+    assert without_suspects(hard, random_state=0)[0] is hard

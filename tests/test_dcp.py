@@ -649,3 +649,14 @@ def test_defaults_find_the_classes_without_side_information(name):
     X, y = getattr(gc.datasets, "load_" + name)()
     est = gc.DCP(random_state=0).fit(X)
     assert abs(est.n_clusters_ - 3) <= 1 and gc.ari(y, est.labels_) >= 0.7
+
+
+def test_conflicting_soft_constraints_lose_their_suspects_before_sampling():
+    """As for dd-MMDPM: the likely-wrong constraints of conflicting side information are
+    set aside before the DCP samples (it takes every constraint at its word)."""
+    X, y = gc.datasets.load_iris()
+    S = gc.SideInfo.sample(y, 300, noise=0.2, random_state=0)
+    est = gc.DCP(n_iter=5, random_state=0).fit(X, S)
+    dropped = est.dropped_constraints_
+    assert len(dropped) > 10 and np.mean([(y[u] == y[v]) != (w > 0) for u, v, w in dropped]) > 0.8
+    assert gc.DCP(n_iter=5, drop_suspects=False, random_state=0).fit(X, S).dropped_constraints_ == []

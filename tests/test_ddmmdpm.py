@@ -759,3 +759,21 @@ def test_defaults_with_side_information_find_the_iris_species():
     for seed in (0, 1):
         est = DDMMDPM(random_state=seed).fit(X, gc.SideInfo.sample(y, 335, random_state=seed))
         assert abs(est.n_clusters_ - 3) <= 1 and gc.ari(y, est.labels_) >= 0.7
+
+
+@pytest.mark.parametrize("cls", [DDMMDPM, MMDPM])
+def test_conflicting_soft_constraints_lose_their_suspects_before_sampling(cls):
+    """With 20 % of iris' pairs flipped the side information conflicts: the likely-wrong
+    constraints are set aside (mostly flipped ones, and what stays is consistent);
+    ``drop_suspects=False`` keeps them all; clean pairs lose nothing."""
+    X, y = gc.datasets.load_iris()
+    S = gc.SideInfo.sample(y, 300, noise=0.2, random_state=0)
+    est = cls(n_iter=10, random_state=0).fit(X, S)
+    dropped = est.dropped_constraints_
+    given = {frozenset((u, v)): w for u, v, w in S.edges()}
+    assert len(dropped) > 10 and all(given[frozenset((u, v))] == w for u, v, w in dropped)
+    assert np.mean([(y[u] == y[v]) != (w > 0) for u, v, w in dropped]) > 0.8
+    out = {frozenset((u, v)) for u, v, _ in dropped}
+    assert not gc.SideInfo([(u, v, w) for u, v, w in S.edges() if frozenset((u, v)) not in out]).check().conflicts
+    assert cls(n_iter=10, drop_suspects=False, random_state=0).fit(X, S).dropped_constraints_ == []
+    assert cls(n_iter=10, random_state=0).fit(X, gc.SideInfo.sample(y, 300, random_state=0)).dropped_constraints_ == []
