@@ -729,3 +729,33 @@ def test_contrast_weight_is_the_grid_builders_weight():
         log_dist = np.where((r0 != r1) & (c0 != c1), 0.5 * np.log(2.0), 0.0)
         np.testing.assert_array_equal(w, contrast_weight(sq, 3.0, log_dist))
     assert contrast_weight(1e6, 1e3, 0.0) == np.finfo(np.float64).tiny  # floored, never 0
+
+
+def test_import_compiles_nothing():
+    """``import graphclust`` loads no compiled kernel (an eager numba signature costs
+    every user half a second and LLVM's memory at import): no jitted function or ufunc
+    of the package has a compiled signature until it is first called."""
+    import subprocess
+    import sys
+
+    code = """
+import sys, numba
+from numba.core.registry import CPUDispatcher
+from numba.np.ufunc.dufunc import DUFunc
+import graphclust
+compiled = []
+for name, module in list(sys.modules.items()):
+    if name.startswith("graphclust"):
+        for attr, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher) and obj.signatures:
+                compiled.append(f"{name}.{attr}")
+            if isinstance(obj, DUFunc) and obj.types:
+                compiled.append(f"{name}.{attr}")
+print(compiled)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+    from graphclust.graphs import contrast_weight
+
+    assert contrast_weight(2.0, 0.5, 0.0) == pytest.approx(np.exp(-1.0))

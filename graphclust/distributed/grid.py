@@ -64,8 +64,10 @@ def _pair_weights(img, beta, smoothness, shape):
     h, w = shape
     if img is None:
         return np.full((h, w - 1), smoothness), np.full((h - 1, w), smoothness)
-    dh = ((img[:, 1:] - img[:, :-1]) ** 2).sum(axis=-1)
-    dv = ((img[1:] - img[:-1]) ** 2).sum(axis=-1)
+    # float64 as in the compiled grid builders, so every path builds the same weights
+    dh = ((img[:, 1:] - img[:, :-1]) ** 2).sum(axis=-1, dtype=np.float64)
+    dv = ((img[1:] - img[:-1]) ** 2).sum(axis=-1, dtype=np.float64)
+    beta = float(beta)
     return smoothness * contrast_weight(dh, beta, 0.0), smoothness * contrast_weight(dv, beta, 0.0)
 
 
