@@ -345,21 +345,6 @@ class BayesianClusteringEstimator(ClusteringEstimator):
                 "or no sample is kept"
             )
 
-    def _without_suspects(self, problem, rng):
-        """``problem`` without the soft constraints :func:`~graphclust.conflict_repair.without_suspects`
-        finds likely wrong (when ``drop_suspects`` is on; ``rng`` is drawn from only
-        when something conflicts); records them in ``dropped_constraints_``."""
-        self.dropped_constraints_ = []
-        if not getattr(self, "drop_suspects", False):
-            return problem
-        from .conflict_repair import without_suspects
-
-        kept, rows = without_suspects(problem, random_state=rng)
-        nodes = problem.nodes
-        self.dropped_constraints_ = [(nodes[a], nodes[b], float(w)) for (a, b), w in
-                                     zip(problem.constraints[rows].tolist(), problem.constraint_weights[rows].tolist())]
-        return kept
-
     def _schedule(self):
         """``(n_iter, burn_in, thin, kept sweep indices, n_chains)`` as ints."""
         n_iter = int(self.n_iter)

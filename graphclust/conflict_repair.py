@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import breadth_first_order
 from .sideinfo import check_constraints, must_link_components
 
 __all__ = ["Suspect", "SuspectReport", "suspects", "repair", "find_suspects", "data_plausibility", "on_conflict_cycles",
-           "disjoint_cycles_bound", "without_suspects"]
+           "disjoint_cycles_bound", "without_suspects", "set_aside_suspects"]
 
 #: components up to this many nodes are solved exactly by default
 EXACT_MAX_NODES = 30
@@ -262,6 +262,20 @@ def without_suspects(problem, random_state=None):
     keep = np.ones(len(w), dtype=bool)
     keep[rows] = False
     return problem.with_constraints(pairs[keep], w[keep]), rows
+
+
+def set_aside_suspects(problem, enabled, random_state):
+    """What an estimator with ``drop_suspects`` does before fitting: ``(problem,
+    dropped)``, ``dropped`` the constraints :func:`without_suspects` set aside as
+    ``(u, v, weight)`` in node keys (``[]`` when ``enabled`` is false or nothing
+    conflicts; ``random_state`` is drawn from only when something does)."""
+    if not enabled:
+        return problem, []
+    kept, rows = without_suspects(problem, random_state=random_state)
+    nodes = problem.nodes
+    dropped = [(nodes[a], nodes[b], float(w)) for (a, b), w in
+               zip(problem.constraints[rows].tolist(), problem.constraint_weights[rows].tolist())]
+    return kept, dropped
 
 
 def on_conflict_cycles(n, pairs, weights):

@@ -38,6 +38,7 @@ from ._utils import check_feature_matrix, check_int, check_random_state
 from .base import ClusteringResult, check_is_fitted, register_method
 from .bayesian import (BayesianClusteringEstimator, Pair, SamplerItems, SweepMonitor, binder_point_estimate,
                        canonical_rows)
+from .conflict_repair import set_aside_suspects
 from .errors import InvalidFeaturesError, InvalidParameterError
 from .selection import above_chance, cross_validate_constraints, paired_standard_error
 from .potentials.dcp import (
@@ -591,7 +592,7 @@ class DCP(BayesianClusteringEstimator):
             raise InvalidParameterError(
                 f"DCP needs at least 2 nodes to cluster, got {n} (n_samples={n}); a single node is its own cluster"
             )
-        problem = self._without_suspects(problem, rng)
+        problem, self.dropped_constraints_ = set_aside_suspects(problem, self.drop_suspects, rng)
         tau0, chosen = self._resolve_tau(problem, rng)
         # the temperature tempers the whole energy, constraints included (issue #26)
         cw = tau0 if isinstance(self.constraint_weight, str) else float(self.constraint_weight)

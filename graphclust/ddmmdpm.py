@@ -36,6 +36,7 @@ from ._params import AnyOf, Boolean, Options, Real
 from ._utils import check_random_state
 from .base import ClusteringResult, register_method
 from .bayesian import BayesianClusteringEstimator, Choice, SamplerItems, SweepMonitor, canonical_rows
+from .conflict_repair import set_aside_suspects
 from .errors import InvalidParameterError
 from .inference.gibbs import GibbsChain, no_side_information
 from .potentials.ddmmdpm import (
@@ -567,7 +568,7 @@ class DDMMDPM(BayesianClusteringEstimator):
         n = problem.n_nodes
         # hard must-links merge nodes into blocks (items); the prior and the side
         # information stay on the nodes (each member scores its own links)
-        problem = self._without_suspects(problem, rng)
+        problem, self.dropped_constraints_ = set_aside_suspects(problem, self.drop_suspects, rng)
         lam, weight, chosen = self._resolve_auto(problem, rng)  # its trial fits divide alike
         problem, self.feature_scale_ = self._unit_free(problem)
         merged = SamplerItems(problem)
