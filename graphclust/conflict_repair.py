@@ -250,13 +250,8 @@ def without_suspects(problem, random_state=None):
     soft = np.isfinite(w)
     if problem.X is None or min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) < _MIN_PER_KIND:
         return problem, none
-    n, must = problem.n_nodes, w > 0
-    _, comp = must_link_components(n, pairs[must])
-    if not (~must & (comp[pairs[:, 0]] == comp[pairs[:, 1]])).any():
-        return problem, none
-    hard = ~soft
-    _, hard_comp = must_link_components(n, pairs[hard & must])
-    if (hard & ~must & (hard_comp[pairs[:, 0]] == hard_comp[pairs[:, 1]])).any():
+    n, must, hard = problem.n_nodes, w > 0, ~soft
+    if not _cannot_inside(n, pairs, must, ~must).any() or _cannot_inside(n, pairs, hard & must, hard & ~must).any():
         return problem, none
     rows = _by_clustering(problem, list(problem.nodes), pairs, w, None, EXACT_MAX_NODES, random_state).rows
     keep = np.ones(len(w), dtype=bool)
@@ -565,8 +560,7 @@ def _greedy(pairs, weights, cost, n):
     soft = np.isfinite(weights)
     while True:
         kept_must = must & ~dropped
-        _, comp = must_link_components(n, pairs[kept_must])
-        bad = np.flatnonzero(~must & ~dropped & (comp[pairs[:, 0]] == comp[pairs[:, 1]]))
+        bad = np.flatnonzero(_cannot_inside(n, pairs, kept_must, ~must & ~dropped))
         if not len(bad):
             return np.flatnonzero(dropped)
         flat, begin, length = _conflict_paths(pairs, kept_must, n, bad)
@@ -580,6 +574,13 @@ def _greedy(pairs, weights, cost, n):
         for c, b, m in zip(bad.tolist(), begin.tolist(), length.tolist()):
             candidates = [r for r in [c] + flat[b:b + m].tolist() if soft[r]]  # ties: the cannot-link goes
             dropped[min(candidates, key=lambda r: abs(cost[r]))] = True
+
+
+def _cannot_inside(n, pairs, must, cannot):
+    """Which rows of the mask ``cannot`` join two nodes that a path of the must-link
+    rows ``must`` connects (conflicts, with those rows)."""
+    _, comp = must_link_components(n, pairs[must])
+    return cannot & (comp[pairs[:, 0]] == comp[pairs[:, 1]])
 
 
 def _conflict_paths(pairs, kept_must, n, bad):
@@ -698,8 +699,7 @@ def disjoint_cycles_bound(n, pairs, weights):
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     weights = np.asarray(weights, dtype=np.float64).reshape(-1)
     must = weights > 0
-    _, comp = must_link_components(n, pairs[must])
-    bad = np.flatnonzero(~must & (comp[pairs[:, 0]] == comp[pairs[:, 1]]))
+    bad = np.flatnonzero(_cannot_inside(n, pairs, must, ~must))
     if not len(bad):
         return 0.0
     indptr, indices, edge_row = _must_link_csr(pairs, must, n)

@@ -315,9 +315,9 @@ class DDMMDPM(BayesianClusteringEstimator):
     ----------
     labels_ : ndarray of shape (n_nodes,)
     nodes_, partition_, n_clusters_
+        As for every estimator.
     dropped_constraints_ : list of (u, v, weight)
         The soft constraints ``drop_suspects`` set aside (empty when none conflict).
-        As for every estimator.
     samples_ : ndarray of shape (n_samples, n_nodes)
         The kept partitions of all chains (labels in order of first appearance).
     coclustering_ : scipy.sparse.csr_array of shape (n_nodes, n_nodes)
