@@ -87,6 +87,12 @@ UNSEEN = {
     "olive": ("dslabs", ("olive",), "region", ("palmitic", "palmitoleic", "stearic", "oleic", "linoleic",
                                                "linolenic", "arachidic", "eicosenoic")),
     "cells": ("modeldata", ("cells",), "class", None),
+    # added 2026-11-28 to check TVClust's n_components rule on data it was not chosen
+    # on (more than five features each)
+    "tissue": ("dslabs", ("tissue_gene_expression",), "y", None),
+    "alzheimer": ("modeldata", ("ad_data",), "Class", None),
+    "oj": ("ISLR", ("OJ",), "Purchase", None),
+    "oils": ("modeldata", ("oils",), "class", None),
 }
 RATES = (0.01, 0.03)
 NOISE = (0.0, 0.05, 0.1, 0.2)
@@ -95,7 +101,7 @@ FAMILIES = ("hmrf", "rdpmeans", "tvclust", "cosc", "dcp", "ddmmdpm")
 #: the methods that are given k (the issue's "more than 2k clusters when a k hint is given")
 GIVEN_K = ("cluster", "hmrf", "rdpmeans", "cosc")
 PEERS = ("pckmeans", "mpckmeans", "copkmeans")
-ALL = ("kmeans", "cluster", *FAMILIES, *PEERS, "suspects", "suspects-repair")
+ALL = ("kmeans", "cluster", *FAMILIES, "tvclust-features", *PEERS, "suspects", "suspects-repair")
 BASE_SEED = 20261127
 #: the issue's tolerance: no set more than this below k-means
 SLACK = 0.02
@@ -189,6 +195,8 @@ def make_fitters(methods, args):
         "hmrf": family(lambda k, s: gc.HMRF(gc.potentials.Centroids(k), random_state=s)),
         "rdpmeans": family(lambda k, s: gc.RDPMeans(n_clusters=k, random_state=s)),
         "tvclust": family(lambda k, s: gc.TVClust(random_state=s)),
+        # TVClust on every feature, as before n_components="auto" (2026-11-28)
+        "tvclust-features": family(lambda k, s: gc.TVClust(n_components=None, random_state=s)),
         "cosc": family(lambda k, s: gc.COSC(n_clusters=k, random_state=s)),
         "dcp": family(lambda k, s: gc.DCP(random_state=s)),
         "ddmmdpm": family(lambda k, s: gc.DDMMDPM(random_state=s)),

@@ -367,6 +367,36 @@ class Problem:
             out[has] += blocks[index[has]]
         return out
 
+    def feature_covariance(self):
+        """``(mean, covariance)`` of the original points behind the nodes (counts and
+        within-node scatter included, so a contracted problem gives the original's),
+        shapes ``(n_features,)`` and ``(n_features, n_features)``; the covariance is
+        normalised by the number of points."""
+        if self.X is None:
+            raise InvalidFeaturesError("the problem has no features, so no covariance")
+        N = float(self.counts.sum())
+        mean = self.X.sum(axis=0) / N
+        # Σ_m x_m x_mᵀ = Σ_i X_i X_iᵀ / c_i + Σ scatter (X holds sums), without an n × d × d array
+        second = self.X.T @ self.feature_means + self.within_scatter()[1].sum(axis=0)
+        return mean, second / N - np.outer(mean, mean)
+
+    def projected(self, mean, axes):
+        """A copy whose points are ``(x − mean) @ axes`` (axes of shape ``(n_features,
+        m)``): a merged node's feature sum and within-node scatter are mapped as its
+        points would be, so contracting and projecting commute. Constraints, graph and
+        counts are shared, not copied."""
+        axes = np.asarray(axes, dtype=np.float64)
+        X = self.X @ axes - self.counts[:, None] * (np.asarray(mean, dtype=np.float64) @ axes)[None, :]
+        scatter = None if self.scatter is None else np.einsum("da,kde,eb->kab", axes, self.scatter, axes)
+        clone = Problem(
+            nodes=self.nodes, W=self.W, X=X, counts=self.counts, vertex_weights=self.vertex_weights,
+            constraints=self.constraints, constraint_weights=self.constraint_weights, graph=self.graph,
+            scatter_index=self.scatter_index, scatter=scatter,
+        )
+        if "index" in self.__dict__:
+            clone.__dict__["index"] = self.__dict__["index"]
+        return clone
+
     def degrees(self):
         """Weighted degree of every node, shape (n_nodes,)."""
         return np.asarray(self.W.sum(axis=1)).reshape(-1)

@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 from scipy.special import betaln
 
-from ._params import Boolean, Integer, Real
+from ._params import AnyOf, Boolean, Integer, Options, Real
 from ._utils import check_float, check_random_state
 from .base import ClusteringResult, register_method
 from .bayesian import BayesianClusteringEstimator, Choice, Pair, SamplerItems, SweepMonitor
@@ -61,6 +61,25 @@ _REFRESH_EVERY = 20
 #: κ0 of the Gaussian likelihoods named by a string: the prior mean of the cluster means
 #: is worth 1/100 of a point (see the TVClust docstring, "Default prior")
 _GAUSSIAN_KAPPA = 0.01
+#: ``n_components="auto"``: the full-covariance Gaussian models at most this many
+#: principal components (20 parameters per cluster; see the TVClust docstring,
+#: "Many features")
+AUTO_COMPONENTS = 5
+
+
+def principal_axes(problem, n_components):
+    """``(mean, axes)``: the data mean and the ``(n_features, n_components)`` map onto
+    the leading principal components of the standardised features (counts and
+    within-node scatter of a contracted problem included), so that ``(x − mean) @ axes``
+    does not depend on the units of the features. Each axis is signed so that its
+    largest entry is positive."""
+    mean, cov = problem.feature_covariance()
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    sd = np.where(sd > 0, sd, 1.0)
+    vals, vecs = np.linalg.eigh(cov / np.outer(sd, sd))
+    vecs = vecs[:, np.argsort(vals)[::-1][:n_components]]
+    vecs *= np.sign(vecs[np.argmax(np.abs(vecs), axis=0), np.arange(vecs.shape[1])])
+    return mean, vecs / sd[:, None]
 
 
 def _default_provider(name):
@@ -138,6 +157,13 @@ class TVClust(BayesianClusteringEstimator):
         Pass a provider instance to set the prior, e.g.
         ``NormalInverseWishart(kappa=0.1, dof=10)``; it is cloned at ``fit`` and used as
         given (its ``kappa`` is not replaced).
+    n_components : "auto", int or None, default="auto"
+        Model the data in this many leading principal components of the standardised
+        features (:func:`principal_axes`) instead of the features themselves.
+        ``"auto"``: at most 5 (:data:`AUTO_COMPONENTS`) for the full-covariance
+        ``"gaussian"`` named by a string, all features otherwise (the diagonal and
+        multinomial likelihoods, and a provider instance, see the features as they
+        are); see "Many features" below. ``None``: all features.
     alpha : float, default=1.0
         DP concentration ``α > 0`` (the start value when ``learn_alpha=True``).
     p : float, default=0.9
@@ -226,7 +252,14 @@ class TVClust(BayesianClusteringEstimator):
     likelihood_ : conjugate provider
         The provider with its resolved prior (``likelihood_.prior_``), started on the
         clusters of ``labels_``: :meth:`predict` and :meth:`predict_proba` score new
-        points against them with its posterior predictive.
+        points against them with its posterior predictive (in the principal
+        components when the data were projected).
+    n_components_ : int
+        The number of dimensions the likelihood saw (``n_features_in_`` when the
+        features were used as they are).
+    components_ : ndarray of shape (n_components_, n_features_in_) or None
+        The principal axes the points were projected on, in feature units (row ``j``
+        maps centred features to component ``j``); ``None`` without a projection.
 
     Notes
     -----
@@ -248,6 +281,17 @@ class TVClust(BayesianClusteringEstimator):
     constraint worth ``ln 9`` nats, so a flipped pair can lose against the data and
     correct pairs still count. Measured figures on the protocol of the issue:
     ``docs/tvclust.md`` ("Defaults").
+
+    **Many features** (issue #26). A full-covariance cluster in ``d`` dimensions has
+    ``d(d + 3)/2`` parameters, and its marginal likelihood charges every extra cluster
+    for them (on the order of ``(d²/4) log n_k`` nats), so with many features the data
+    outvote the links: on digits (64 features) the default scored F 0.27–0.34 against
+    k-means' 0.53–0.60, on the 56 image features of ``cells`` 0.50 against 0.63. By
+    default the full-covariance Gaussian therefore models the first five principal
+    components of the standardised features (20 parameters per cluster), which lifted
+    digits to 0.59–0.70, cells to 0.63–0.93 and breast cancer (30 features) from 0.96
+    to 0.99, at a tenth of the time; data with at most five features are unchanged.
+    Measured on the protocol of the issue, ``docs/tvclust.md`` ("Many features").
 
     **Side information.** A constraint of strength ``|w|`` counts as ``|w|``
     observations of its pair: it multiplies the Potts weight and enters the Beta
@@ -313,6 +357,8 @@ class TVClust(BayesianClusteringEstimator):
     _parameter_constraints = {
         **BayesianClusteringEstimator._parameter_constraints,
         "likelihood": _check_likelihood,
+        "n_components": AnyOf(Options("auto"), None, Integer(low=1),
+                              message="{name} must be 'auto', None or an int >= 1, got {value!r}"),
         "alpha": Real(low=0.0, low_open=True),
         "p": _check_credibility,
         "q": _check_credibility,
@@ -329,11 +375,12 @@ class TVClust(BayesianClusteringEstimator):
     def _needs_features(self):
         return True
 
-    def __init__(self, likelihood="gaussian", *, alpha=1.0, p=0.9, q=0.9, learn_pq=False, p_prior=(10.0, 1.0),
+    def __init__(self, likelihood="gaussian", *, n_components="auto", alpha=1.0, p=0.9, q=0.9, learn_pq=False, p_prior=(10.0, 1.0),
                  q_prior=(10.0, 1.0), learn_alpha=False, alpha_prior=(1.0, 1.0), n_iter=200, burn_in=None, thin=1,
                  n_chains=1, n_split_merge=10, init="rdpmeans", point_estimate="binder", random_state=None,
                  progress="auto", callback=None):
         self.likelihood = likelihood
+        self.n_components = n_components
         self.alpha = alpha
         self.p = p
         self.q = q
@@ -357,6 +404,7 @@ class TVClust(BayesianClusteringEstimator):
     def _fit(self, problem):
         rng = check_random_state(self.random_state)
         provider = _default_provider(self.likelihood) if isinstance(self.likelihood, str) else self.likelihood.clone()
+        problem = self._project(problem, provider)
         n = problem.n_nodes
         blind = (problem.counts > 1) & (problem.within_scatter()[0] < 0)
         if provider.kind != DIRMULT and blind.any():
@@ -511,14 +559,40 @@ class TVClust(BayesianClusteringEstimator):
         history = traces["log_joint"][0][:min(monitor.sweeps, n_iter)].tolist()
         return labels, ClusteringResult(objective=loss, history=history, info=info)
 
+    def _project(self, problem, provider):
+        """``problem`` in the principal components ``n_components`` asks for (as it is
+        when none); sets ``n_components_``, ``components_`` and the mean they centre on."""
+        d = problem.n_features
+        m = self.n_components
+        if m == "auto":
+            full = isinstance(self.likelihood, str) and isinstance(provider, NormalInverseWishart)
+            m = min(d, AUTO_COMPONENTS) if full else None
+        elif m is not None and (provider.kind == DIRMULT or m > d):
+            raise InvalidParameterError(
+                f"n_components={m} of TVClust: " + ("the multinomial likelihood models counts, which are not "
+                                                    "projected; use n_components=None" if provider.kind == DIRMULT
+                                                    else f"the data have only {d} features"))
+        self.n_components_ = d if m is None or m == d else int(m)
+        self.components_ = None
+        self._feature_mean = None
+        if self.n_components_ == d:
+            return problem
+        self._feature_mean, axes = principal_axes(problem, self.n_components_)
+        self.components_ = axes.T.copy()
+        return problem.projected(self._feature_mean, axes)
+
     # ------------------------------------------------------------------ new points
     def _log_weights(self, X):
         """``log n_k + log p(x | X_k)`` of every new point in every cluster of ``labels_``
         (columns in label order), shape ``(n_points, n_clusters_)``."""
         X = self._new_points(X)
         lik = self.likelihood_
+        projected = self.components_ is not None
         if lik._state is None:  # unpickled: the kernels' working arrays are rebuilt
-            lik.start(self.problem_, self.labels_)
+            problem = self.problem_.projected(self._feature_mean, self.components_.T) if projected else self.problem_
+            lik.start(problem, self.labels_)
+        if projected:
+            X = (X - self._feature_mean) @ self.components_.T
         return np.log(lik.sizes)[None, :] + lik.log_predictive(X)[:, :-1]
 
     def predict_proba(self, X):
