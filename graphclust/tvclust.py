@@ -285,12 +285,13 @@ class TVClust(BayesianClusteringEstimator):
     **Many features** (issue #26). A full-covariance cluster in ``d`` dimensions has
     ``d(d + 3)/2`` parameters, and its marginal likelihood charges every extra cluster
     for them (on the order of ``(d²/4) log n_k`` nats), so with many features the data
-    outvote the links: on digits (64 features) the default scored F 0.27–0.34 against
-    k-means' 0.53–0.60, on the 56 image features of ``cells`` 0.50 against 0.63. By
+    outvote the links: on digits (64 features) the default scored F 0.27–0.32 against
+    k-means' 0.55–0.60, on the 56 image features of ``cells`` 0.47–0.50 against 0.63. By
     default the full-covariance Gaussian therefore models the first five principal
     components of the standardised features (20 parameters per cluster), which lifted
-    digits to 0.59–0.70, cells to 0.63–0.93 and breast cancer (30 features) from 0.96
-    to 0.99, at a tenth of the time; data with at most five features are unchanged.
+    digits to 0.60–0.70, cells to 0.66–0.94 and breast cancer (30 features) from
+    0.95–0.97 to 0.96–0.99, at a tenth of the time or less; data with at most five
+    features are unchanged.
     Measured on the protocol of the issue, ``docs/tvclust.md`` ("Many features").
 
     **Side information.** A constraint of strength ``|w|`` counts as ``|w|``
@@ -375,8 +376,8 @@ class TVClust(BayesianClusteringEstimator):
     def _needs_features(self):
         return True
 
-    def __init__(self, likelihood="gaussian", *, n_components="auto", alpha=1.0, p=0.9, q=0.9, learn_pq=False, p_prior=(10.0, 1.0),
-                 q_prior=(10.0, 1.0), learn_alpha=False, alpha_prior=(1.0, 1.0), n_iter=200, burn_in=None, thin=1,
+    def __init__(self, likelihood="gaussian", *, n_components="auto", alpha=1.0, p=0.9, q=0.9, learn_pq=False,
+                 p_prior=(10.0, 1.0), q_prior=(10.0, 1.0), learn_alpha=False, alpha_prior=(1.0, 1.0), n_iter=200, burn_in=None, thin=1,
                  n_chains=1, n_split_merge=10, init="rdpmeans", point_estimate="binder", random_state=None,
                  progress="auto", callback=None):
         self.likelihood = likelihood
@@ -567,11 +568,11 @@ class TVClust(BayesianClusteringEstimator):
         if m == "auto":
             full = isinstance(self.likelihood, str) and isinstance(provider, NormalInverseWishart)
             m = min(d, AUTO_COMPONENTS) if full else None
-        elif m is not None and (provider.kind == DIRMULT or m > d):
-            raise InvalidParameterError(
-                f"n_components={m} of TVClust: " + ("the multinomial likelihood models counts, which are not "
-                                                    "projected; use n_components=None" if provider.kind == DIRMULT
-                                                    else f"the data have only {d} features"))
+        elif m is not None and provider.kind == DIRMULT:
+            raise InvalidParameterError(f"n_components={m} of TVClust: the multinomial likelihood models counts, "
+                                        "which are not projected; use n_components=None")
+        elif m is not None and m > d:
+            raise InvalidParameterError(f"n_components={m} of TVClust: the data have only {d} features")
         self.n_components_ = d if m is None or m == d else int(m)
         self.components_ = None
         self._feature_mean = None
