@@ -23,7 +23,11 @@ unaries, pair distortions and φ_max); ``engine`` is the engine's own time per E
 (``engine_runs[*]["seconds"]``).
 
     python benchmarks/hmrf_inference_comparison.py [--quick] [--datasets iris,wine,digits]
-        [--reps 4] [--folds 5] [--json results.json] [--figure PATH]
+        [--engines icm,bp,lp] [--reps 4] [--folds 5] [--json results.json] [--figure PATH]
+
+``--engines`` takes any of ``icm``, ``bp``, ``lp`` and ``auto`` (HMRF's default,
+``inference="auto"``: the engine ``graphclust.inference.default_engine`` picks for each
+E-step energy), e.g. ``--engines bp,auto`` to compare the default with BP run for run.
 """
 
 import argparse
@@ -37,7 +41,7 @@ import numpy as np
 
 import graphclust as gc
 
-ENGINES = ("icm", "bp", "lp")
+ENGINES = ("icm", "bp", "lp", "auto")
 
 #: constraint counts per data set, and the largest count the LP E-step is run at
 #: (None: no cap). Digits: see ``docs/benchmarks/hmrf.md`` for the LP cap.
@@ -60,11 +64,11 @@ def folds_of(n, n_folds, rng):
     return np.array_split(rng.permutation(n), n_folds)
 
 
-def warm_up():
+def warm_up(engines=ENGINES):
     """Compile (or load from numba's cache) the engines' kernels outside the timings."""
     X = np.array([[0.0, 0.0], [0.1, 0.0], [3.0, 0.0], [3.1, 0.2], [0.0, 3.0], [0.2, 3.1]])
     S = gc.SideInfo.from_pairs(must=[(0, 1)], cannot=[(1, 2), (3, 4)])
-    for engine in ENGINES:
+    for engine in engines:
         gc.HMRF(gc.potentials.Centroids(3, distortion="mahalanobis"), inference=engine, random_state=0).fit(X, S)
 
 
@@ -88,12 +92,12 @@ def one_run(X, y, test, S, k, engine, seed):
     }
 
 
-def run_dataset(name, settings, reps, n_folds, log):
+def run_dataset(name, settings, reps, n_folds, log, engines=("icm", "bp", "lp")):
     X, y = getattr(gc.datasets, f"load_{name}")()
     k = len(np.unique(y))
     rows = []
     for count in settings["counts"]:
-        engines = [e for e in ENGINES if e != "lp" or settings["lp_cap"] is None or count <= settings["lp_cap"]]
+        here = [e for e in engines if e != "lp" or settings["lp_cap"] is None or count <= settings["lp_cap"]]
         start = time.perf_counter()
         for rep in range(reps):
             split_rng = np.random.default_rng([2004, rep])
@@ -101,12 +105,12 @@ def run_dataset(name, settings, reps, n_folds, log):
                 train = np.setdiff1d(np.arange(len(y)), test)
                 seed = 1000 * rep + fold
                 S = gc.SideInfo.sample(y, n_pairs=count, among=train, random_state=seed) if count else None
-                for engine in engines:
+                for engine in here:
                     r = one_run(X, y, test, S, k, engine, seed)
                     rows.append({"dataset": name, "constraints": count, "rep": rep, "fold": fold,
                                  "engine": engine, **r})
         done = [r for r in rows if r["dataset"] == name and r["constraints"] == count]
-        means = {e: statistics.fmean(r["f"] for r in done if r["engine"] == e) for e in engines}
+        means = {e: statistics.fmean(r["f"] for r in done if r["engine"] == e) for e in here}
         log(f"  {name:6s} {count:5d} constraints: " + "  ".join(f"{e}={m:.3f}" for e, m in means.items())
             + f"   ({time.perf_counter() - start:.0f} s)")
     return rows
@@ -119,7 +123,7 @@ def summarise(rows):
     for ds, count in keys:
         sel = [r for r in rows if r["dataset"] == ds and r["constraints"] == count]
         by = {e: sorted((r for r in sel if r["engine"] == e), key=lambda r: (r["rep"], r["fold"])) for e in ENGINES}
-        entry = {"dataset": ds, "constraints": count, "runs": len(by["icm"])}
+        entry = {"dataset": ds, "constraints": count, "runs": max(len(rs) for rs in by.values())}
         for e, rs in by.items():
             if not rs:
                 continue
@@ -130,14 +134,19 @@ def summarise(rows):
                 "engine_s": float(np.mean([r["engine_s"] for r in rs])),
                 "iterations": float(np.mean([r["iterations"] for r in rs])),
             }
-            if e != "icm" and by["icm"]:
+            if e in ("bp", "lp") and by["icm"]:
                 d = f - np.array([r["f"] for r in by["icm"]])
                 entry[e]["diff_mean"] = float(d.mean())
                 entry[e]["diff_se"] = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
                 entry[e]["wins_ties_losses"] = [int((d > 1e-12).sum()), int((np.abs(d) <= 1e-12).sum()),
                                                 int((d < -1e-12).sum())]
-        entry["closure"] = [float(np.mean([r["n_must_closure"] for r in by["icm"]])),
-                            float(np.mean([r["n_cannot_closure"] for r in by["icm"]]))]
+        first = next(rs for rs in by.values() if rs)
+        entry["closure"] = [float(np.mean([r["n_must_closure"] for r in first])),
+                            float(np.mean([r["n_cannot_closure"] for r in first]))]
+        if by["bp"] and by["auto"]:  # the default against BP, run for run
+            d = np.array([r["f"] for r in by["auto"]]) - np.array([r["f"] for r in by["bp"]])
+            entry["auto"]["vs_bp"] = [float(d.mean()), int((d > 1e-12).sum()), int((np.abs(d) <= 1e-12).sum()),
+                                      int((d < -1e-12).sum())]
         out.append(entry)
     return out
 
@@ -147,7 +156,7 @@ def _f_cell(s, e):
 
 
 def _diff_cell(s, e):
-    return f"{s[e]['diff_mean']:+.4f} ± {s[e]['diff_se']:.4f}" if e in s else "—"
+    return f"{s[e]['diff_mean']:+.4f} ± {s[e]['diff_se']:.4f}" if "diff_mean" in s.get(e, {}) else "—"
 
 
 def _time_cell(s, e):
@@ -159,9 +168,18 @@ def print_tables(summary, log):
     log("| data | constraints | runs | ICM F | BP F | LP F | BP − ICM (± s.e.) | BP vs ICM w/t/l | LP − ICM (± s.e.) |")
     log("| --- | ---: | ---: | --- | --- | --- | --- | --- | --- |")
     for s in summary:
-        wtl = "/".join(map(str, s["bp"]["wins_ties_losses"])) if "bp" in s else "—"
+        wtl = "/".join(map(str, s["bp"]["wins_ties_losses"])) if "wins_ties_losses" in s.get("bp", {}) else "—"
         log(f"| {s['dataset']} | {s['constraints']} | {s['runs']} | {_f_cell(s, 'icm')} | {_f_cell(s, 'bp')} "
             f"| {_f_cell(s, 'lp')} | {_diff_cell(s, 'bp')} | {wtl} | {_diff_cell(s, 'lp')} |")
+    paired = [s for s in summary if "auto" in s and "vs_bp" in s["auto"]]
+    if paired:
+        log("\n### HMRF's default engine (inference='auto') against BP, run for run\n")
+        log("| data | constraints | runs | BP F | default F | default − BP | default vs BP w/t/l |")
+        log("| --- | ---: | ---: | --- | --- | --- | --- |")
+        for s in paired:
+            d, w, t, lo = s["auto"]["vs_bp"]
+            log(f"| {s['dataset']} | {s['constraints']} | {s['runs']} | {_f_cell(s, 'bp')} | {_f_cell(s, 'auto')} "
+                f"| {d:+.4f} | {w}/{t}/{lo} |")
     log("\n### Time per E-step (mean, ms): HMRF's E-step (energy build + engine) / engine alone; EM iterations\n")
     log("| data | constraints | closure ML/CL | ICM | BP | LP | iterations ICM/BP/LP |")
     log("| --- | ---: | --- | --- | --- | --- | --- |")
@@ -178,7 +196,8 @@ def plot(summary, datasets, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets), 3.8), squeeze=False)
-    styles = {"icm": ("ICM", "o", "-"), "bp": ("loopy BP", "s", "--"), "lp": ("LP relaxation", "^", ":")}
+    styles = {"icm": ("ICM", "o", "-"), "bp": ("loopy BP", "s", "--"), "lp": ("LP relaxation", "^", ":"),
+              "auto": ("default engine", "d", "-.")}
     for ax, ds in zip(axes[0], datasets):
         sel = [s for s in summary if s["dataset"] == ds]
         for j, e in enumerate(ENGINES):
@@ -209,6 +228,8 @@ def main(argv=None):
                         help="comma-separated subset of iris, wine, digits")
     parser.add_argument("--reps", type=int, default=None, help="repetitions of the k-fold split (default 4)")
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--engines", default="icm,bp,lp",
+                        help="comma-separated E-step engines: icm, bp, lp, auto (HMRF's default)")
     parser.add_argument("--quick", action="store_true", help="few counts and 1 x 2 runs per point (smoke test)")
     parser.add_argument("--json", type=Path, default=None, help="write the per-run results here")
     parser.add_argument("--figure", default=None,
@@ -219,6 +240,10 @@ def main(argv=None):
     for d in datasets:
         if d not in SETTINGS:
             parser.error(f"unknown data set {d!r}; choose from {', '.join(SETTINGS)}")
+    engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
+    for e in engines:
+        if e not in ENGINES:
+            parser.error(f"unknown engine {e!r}; choose from {', '.join(ENGINES)}")
     settings = QUICK if args.quick else SETTINGS
     reps = args.reps if args.reps is not None else (1 if args.quick else 4)
     n_folds = 2 if args.quick and args.folds == 5 else args.folds
@@ -227,11 +252,11 @@ def main(argv=None):
         print(msg, flush=True)
 
     log(f"# HMRF-KMeans E-step comparison: {reps} x {n_folds}-fold = {reps * n_folds} runs per point")
-    warm_up()
+    warm_up(engines)
     start = time.perf_counter()
     rows = []
     for ds in datasets:
-        rows += run_dataset(ds, settings[ds], reps, n_folds, log)
+        rows += run_dataset(ds, settings[ds], reps, n_folds, log, engines)
         cap = settings[ds]["lp_cap"]
         if cap is not None:
             log(f"  ({ds}: LP E-step run only up to {cap} constraints)")
