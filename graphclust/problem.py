@@ -7,7 +7,7 @@ keys at the end with :meth:`Problem.partition` or :meth:`Problem.to_networkx`.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from itertools import chain
 import numbers
@@ -272,12 +272,12 @@ class Problem:
 
         Arrays other than the constraints are shared, not copied.
         """
-        clone = Problem(
-            nodes=self.nodes, W=self.W, X=self.X, counts=self.counts,
-            vertex_weights=self.vertex_weights, constraints=constraints,
-            constraint_weights=constraint_weights, graph=self.graph,
-            scatter_index=self.scatter_index, scatter=self.scatter,
-        )
+        return self._replaced(constraints=constraints, constraint_weights=constraint_weights)
+
+    def _replaced(self, **arrays):
+        """A copy with some fields replaced; the others, and the node index once built,
+        are shared."""
+        clone = Problem(**{f.name: arrays.get(f.name, getattr(self, f.name)) for f in fields(self)})
         if "index" in self.__dict__:
             clone.__dict__["index"] = self.__dict__["index"]
         return clone
@@ -388,14 +388,7 @@ class Problem:
         axes = np.asarray(axes, dtype=np.float64)
         X = self.X @ axes - self.counts[:, None] * (np.asarray(mean, dtype=np.float64) @ axes)[None, :]
         scatter = None if self.scatter is None else np.einsum("da,kde,eb->kab", axes, self.scatter, axes)
-        clone = Problem(
-            nodes=self.nodes, W=self.W, X=X, counts=self.counts, vertex_weights=self.vertex_weights,
-            constraints=self.constraints, constraint_weights=self.constraint_weights, graph=self.graph,
-            scatter_index=self.scatter_index, scatter=scatter,
-        )
-        if "index" in self.__dict__:
-            clone.__dict__["index"] = self.__dict__["index"]
-        return clone
+        return self._replaced(X=X, scatter=scatter)
 
     def degrees(self):
         """Weighted degree of every node, shape (n_nodes,)."""
