@@ -618,6 +618,30 @@ def _must_link_csr(pairs, use, n):
 
 
 @njit(cache=True)
+def _grow_tree(indptr, indices, edge_row, blocked, s, it, wanted, missing, stamp, pred, pred_row, queue):
+    """Breadth-first from ``s`` over the entries whose row is not ``blocked``: every
+    node reached gets ``stamp == it`` and its predecessor (node and row). The search
+    stops once the ``missing`` nodes with ``wanted == it`` are reached: the tree grown
+    so far is what a full search would have for them."""
+    stamp[s] = it
+    queue[0] = s
+    head, tail = 0, 1
+    while head < tail and missing > 0:
+        x = queue[head]
+        head += 1
+        for k in range(indptr[x], indptr[x + 1]):
+            y = indices[k]
+            if stamp[y] != it and not blocked[edge_row[k]]:
+                stamp[y] = it
+                pred[y] = x
+                pred_row[y] = edge_row[k]
+                queue[tail] = y
+                tail += 1
+                if wanted[y] == it:
+                    missing -= 1
+
+
+@njit(cache=True)
 def _shortest_path_rows(indptr, indices, edge_row, n, starts, ends):
     """Breadth-first search from each distinct start (``starts`` sorted), and for every
     ``(start, end)`` the edge rows of the path found, walked from the end: a flat
@@ -627,6 +651,7 @@ def _shortest_path_rows(indptr, indices, edge_row, n, starts, ends):
     pred = np.empty(n, dtype=np.int64)
     pred_row = np.empty(n, dtype=np.int64)
     queue = np.empty(n, dtype=np.int64)
+    blocked = np.zeros(edge_row.max() + 1 if len(edge_row) else 1, dtype=np.bool_)
     begin = np.zeros(m, dtype=np.int64)
     length = np.zeros(m, dtype=np.int64)
     flat = np.empty(max(4 * m, 16), dtype=np.int64)
@@ -637,8 +662,6 @@ def _shortest_path_rows(indptr, indices, edge_row, n, starts, ends):
     while j < m:
         s = starts[j]
         it += 1
-        # the search stops once it has reached every end paired with this start: the
-        # tree it has grown so far is what a full search would have
         missing = 0
         e = j
         while e < m and starts[e] == s:
@@ -646,22 +669,7 @@ def _shortest_path_rows(indptr, indices, edge_row, n, starts, ends):
                 wanted[ends[e]] = it
                 missing += 1
             e += 1
-        stamp[s] = it
-        queue[0] = s
-        head, tail = 0, 1
-        while head < tail and missing > 0:
-            x = queue[head]
-            head += 1
-            for k in range(indptr[x], indptr[x + 1]):
-                y = indices[k]
-                if stamp[y] != it:
-                    stamp[y] = it
-                    pred[y] = x
-                    pred_row[y] = edge_row[k]
-                    queue[tail] = y
-                    tail += 1
-                    if wanted[y] == it:
-                        missing -= 1
+        _grow_tree(indptr, indices, edge_row, blocked, s, it, wanted, missing, stamp, pred, pred_row, queue)
         while j < m and starts[j] == s:
             begin[j] = size
             x = ends[j]
@@ -714,23 +722,12 @@ def _pack_cycles(indptr, indices, edge_row, n, starts, ends, cl_weight, row_weig
     pred = np.empty(n, dtype=np.int64)
     pred_row = np.empty(n, dtype=np.int64)
     queue = np.empty(n, dtype=np.int64)
+    wanted = np.zeros(n, dtype=np.int64)
     total = 0.0
     for j in range(len(starts)):
         s, t = starts[j], ends[j]
-        stamp[s] = j + 1
-        queue[0] = s
-        head, tail = 0, 1
-        while head < tail and stamp[t] != j + 1:
-            x = queue[head]
-            head += 1
-            for k in range(indptr[x], indptr[x + 1]):
-                y = indices[k]
-                if stamp[y] != j + 1 and not used[edge_row[k]]:
-                    stamp[y] = j + 1
-                    pred[y] = x
-                    pred_row[y] = edge_row[k]
-                    queue[tail] = y
-                    tail += 1
+        wanted[t] = j + 1
+        _grow_tree(indptr, indices, edge_row, used, s, j + 1, wanted, int(t != s), stamp, pred, pred_row, queue)
         if stamp[t] != j + 1:
             continue
         lightest = cl_weight[j]
@@ -768,14 +765,15 @@ def _cycle(pairs, weights, r, n):
 
 
 def _node_path(pairs, use, n, u, v):
-    rows = np.flatnonzero(use)
-    A = sp.coo_array((np.ones(len(rows)), (pairs[rows, 0], pairs[rows, 1])), shape=(n, n)).tocsr()
-    A = (A + A.T).tocsr()
-    _, pred = breadth_first_order(A, u, directed=False, return_predecessors=True)
-    if v != u and pred[v] < 0:
+    """The nodes of a shortest path of the must-link rows ``use`` from ``u`` to ``v``
+    (the search of :func:`_conflict_paths`); ``[]`` when none joins them."""
+    if u == v:
+        return [int(u)]
+    indptr, indices, edge_row = _must_link_csr(pairs, use, n)
+    rows, _, _ = _shortest_path_rows(indptr, indices, edge_row, n, np.array([u]), np.array([v]))
+    if not len(rows):
         return []
-    path, x = [v], v
-    while x != u:
-        x = pred[x]
-        path.append(x)
-    return [int(x) for x in path[::-1]]
+    path = [int(v)]
+    for a, b in pairs[rows].tolist():  # walked from v: each row leads to the other end
+        path.append(a if b == path[-1] else b)
+    return path[::-1]
