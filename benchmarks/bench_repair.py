@@ -27,6 +27,7 @@ import graphclust as gc  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_noisy_defaults import arrays, draws, flipped_mask, load_any  # noqa: E402
+from bench_sideinfo_uci import write_atomic  # noqa: E402
 
 
 def run(datasets, rate, noises, repeats, log):
@@ -70,8 +71,7 @@ def main(argv=None):
         table = run(args.datasets.split(","), args.rate, [float(x) for x in args.noise.split(",")], args.repeats,
                     lambda s: print(s, flush=True))
     if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(table + "\n")
+        write_atomic(args.out, table + "\n")
 
 
 if __name__ == "__main__":
