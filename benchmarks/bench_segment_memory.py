@@ -11,9 +11,11 @@ as "Maximum resident set size") is read at its end:
   segmented (so numba's cached kernels are loaded, as in every run);
 * ``segment``: the same, then ``gc.segment(image, scribbles)`` with its defaults;
 * ``segment hmrf-icm`` (``--explicit``): the explicit-energy path the grid engine
-  replaced, for comparison.
+  replaced, for comparison;
+* ``segment 4-connected`` (``--four``): the default method with ``connectivity=4``
+  (two weight and flow arrays per pixel instead of four).
 
-    python benchmarks/bench_segment_memory.py [--size 2048] [--explicit]
+    python benchmarks/bench_segment_memory.py [--size 2048] [--explicit] [--four]
 """
 
 import argparse
@@ -40,7 +42,10 @@ def worker(method, folder):
     out = {"accuracy": None, "seconds": 0.0}
     if method != "baseline":
         t = time.perf_counter()
-        seg = gc.segment(img, scrib, method="auto" if method == "segment" else method)
+        if method == "segment 4-connected":
+            seg = gc.segment(img, scrib, connectivity=4)
+        else:
+            seg = gc.segment(img, scrib, method="auto" if method == "segment" else method)
         out["seconds"] = time.perf_counter() - t
         truth = np.load(os.path.join(folder, "truth.npy"))
         out["accuracy"] = float(np.mean((seg.labels == 2) == truth))
@@ -52,6 +57,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=2048)
     ap.add_argument("--explicit", action="store_true", help="also measure method='hmrf-icm' (explicit energy)")
+    ap.add_argument("--four", action="store_true", help="also measure the default method with connectivity=4")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -63,7 +69,8 @@ def main():
         np.save(os.path.join(folder, "image.npy"), img.astype(np.float32))
         np.save(os.path.join(folder, "scribbles.npy"), scrib.astype(np.uint8))
         np.save(os.path.join(folder, "truth.npy"), truth)
-        cases = ["baseline", "segment"] + (["hmrf-icm"] if args.explicit else [])
+        cases = (["baseline", "segment"] + (["hmrf-icm"] if args.explicit else [])
+                 + (["segment 4-connected"] if args.four else []))
         rows = {}
         for case in cases:
             out = subprocess.run([sys.executable, __file__, "--worker", case, folder], check=True,
