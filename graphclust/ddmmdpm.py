@@ -264,14 +264,14 @@ class DDMMDPM(BayesianClusteringEstimator):
         likelihood three times stronger against the prior the constraints live in.
     drop_suspects : bool, default=True
         Drop the likely-wrong soft constraints before sampling
-        (:func:`graphclust.conflict_repair.without_suspects`: those that a noise-robust
-        clustering breaks on a conflict cycle), when the soft constraints conflict;
-        the dropped ones are in ``dropped_constraints_``. On the noisy-pair protocol
-        (iris, wine, glass, ecoli; rates 0.01 and 0.03) mean F went from 0.780 /
-        0.752 / 0.730 to 0.783 / 0.764 / 0.740 at 5 / 10 / 20 % flipped
-        (``docs/benchmarks/noisy_defaults.md``); a fit took 2.5 times as long on
-        average (3.0 s against 1.2 s: the clustering that finds the suspects).
-        Without conflicts nothing changes.
+        (:func:`graphclust.conflict_repair.without_suspects`: every one that a
+        noise-robust clustering breaks, with a repair of the rest), when the soft
+        constraints conflict; the dropped ones are in ``dropped_constraints_``. On the
+        noisy-pair protocol (iris, wine, glass, ecoli; rates 0.01 and 0.03) mean F is
+        0.792 / 0.769 / 0.763 at 5 / 10 / 20 % flipped against 0.780 / 0.752 / 0.730
+        without dropping (``docs/benchmarks/noisy_defaults.md``); a fit takes about
+        2.5 times as long (the clustering that finds them). Without conflicts nothing
+        changes.
     phantom_rival : bool, default=False
         Let the unused new-cluster candidate be the PA rival (as the MMDPM MATLAB code
         does); by default only live clusters compete.

@@ -255,8 +255,10 @@ def test_on_conflict_cycles_matches_enumerated_simple_paths(seed):
 
 def test_without_suspects_drops_only_when_soft_constraints_conflict():
     """Consistent constraints, no features, or contradicting hard ones: the problem
-    comes back as it was (the same object); with conflicts the dropped rows are the
-    suspects a clustering finds, and what is kept is consistent."""
+    comes back as it was (the same object); with conflicts the dropped rows are every
+    soft constraint the noise-robust clustering breaks (the suspects it names on
+    conflict cycles and the broken ones off every cycle) plus the repair of the rest,
+    and what is kept is consistent."""
     from graphclust.conflict_repair import without_suspects
 
     X, y = gc.datasets.load_iris()
@@ -270,8 +272,12 @@ def test_without_suspects_drops_only_when_soft_constraints_conflict():
     flipped = (y[noisy.constraints[:, 0]] == y[noisy.constraints[:, 1]]) != (noisy.constraint_weights > 0)
     assert flipped[rows].mean() > 0.8  # mostly the flipped ones
     report = gc.suspects(noisy_S, X, random_state=0)
-    assert sorted(map(frozenset, [(noisy.nodes[a], noisy.nodes[b]) for a, b in noisy.constraints[rows].tolist()])) == \
-        sorted(frozenset(s.constraint) for s in report.suspects)
+    dropped = {frozenset((noisy.nodes[a], noisy.nodes[b])) for a, b in noisy.constraints[rows].tolist()}
+    named = {frozenset(s.constraint) for s in report.suspects}
+    label = dict(zip(report.clustering.nodes_, report.clustering.labels_))
+    broken = {frozenset((u, v)) for u, v, w in noisy_S.edges() if (label[u] == label[v]) != (w > 0)}
+    assert len(dropped) == len(rows) and dropped == named | broken
+    assert broken - named  # broken constraints on no conflict cycle go too
     graph_only = gc.Problem.from_graph(nx.path_graph(len(y)), noisy_S)
     assert without_suspects(graph_only, random_state=0)[0] is graph_only
     hard = noisy.with_constraints(np.vstack([noisy.constraints, [[0, 1], [1, 2], [0, 2]]]),
