@@ -26,7 +26,10 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # the workers inherit it: one thread, as every benchmark times
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from memory_peak import peak_mib  # noqa: E402
