@@ -80,6 +80,7 @@ def bench_grid(side, K, repeats, with_swap):
         print(f"{name:8s} {'PyMaxflow aexpansion_grid':34s} {t_pmf:8.3f} {e_pmf:14.4f} {1.0:10.6f} {1.0:8.2f} "
               f"{'':>6s} {'':>6s} {acc(L.ravel()):6.3f}")
         configs = [("alpha_expansion (default)", alpha_expansion, {}),
+                   ("alpha_expansion (fusion=False)", alpha_expansion, {"fusion": False}),
                    ("alpha_expansion (order=random)", alpha_expansion, {"order": "random", "random_state": 0})]
         if with_swap:
             configs.append(("alpha_beta_swap (default)", alpha_beta_swap, {}))
@@ -126,6 +127,7 @@ def bench_knn(n, K, repeats):
         res_exp = None
         bp = belief_propagation(E)
         for name, fn in (("alpha_expansion", lambda: alpha_expansion(E)),
+                         ("alpha_expansion (fusion=False)", lambda: alpha_expansion(E, fusion=False)),
                          ("alpha_beta_swap", lambda: alpha_beta_swap(E)),
                          ("BP (default)", lambda: belief_propagation(E)),
                          ("ICM (sequential)", lambda: icm(E, random_state=0)),
@@ -168,20 +170,21 @@ def bench_superpixels(n_superpixels, K, repeats):
 
     print(f"\n## 6. superpixel graph of the astronaut, about {n_superpixels} superpixels, K={K} "
           f"(median of {repeats} runs, one thread; gap = (E - TRW-S bound) / |E|)")
-    print(f"{'smoothness':>10s} {'method':22s} {'time s':>8s} {'energy':>14s} {'E/E_exp':>9s} {'gap':>9s}")
+    print(f"{'smoothness':>10s} {'method':30s} {'time s':>8s} {'energy':>14s} {'E/E_exp':>9s} {'gap':>9s}")
     for smoothness in SUPERPIXEL_SMOOTHNESS:
         E = superpixel_energy(n_superpixels, K, smoothness)
         t_bound, bound_run = timed(lambda: trws(E), 1)
         bound = bound_run.lower_bound
         res_exp = None
         for name, fn in (("alpha_expansion", lambda: alpha_expansion(E)),
+                         ("alpha_expansion (fusion=False)", lambda: alpha_expansion(E, fusion=False)),
                          ("alpha_beta_swap", lambda: alpha_beta_swap(E)),
                          ("BP (default)", lambda: belief_propagation(E)),
                          ("ICM (sequential)", lambda: icm(E, random_state=0)),
                          ("TRW-S", lambda: trws(E))):
             t, res = timed(fn, repeats)
             res_exp = res_exp or res
-            print(f"{smoothness:10g} {name:22s} {t:8.3f} {res.energy:14.4f} {res.energy / res_exp.energy:9.5f} "
+            print(f"{smoothness:10g} {name:30s} {t:8.3f} {res.energy:14.4f} {res.energy / res_exp.energy:9.5f} "
                   f"{(res.energy - bound) / abs(res.energy):9.2e}")
         print(f"{'':10s} ({E.n_nodes} superpixels, {E.n_edges} pair terms; TRW-S bound {bound:.4f}; unary argmin "
               f"energy {E.evaluate(E.unary.argmin(1)):.4f})")

@@ -18,7 +18,7 @@ from graphclust.inference import (
     mincut,
     solve,
 )
-from graphclust.inference.expansion import _fill_move, _fill_qpbo, _QPBOGraph
+from graphclust.inference.expansion import _fill_move, _fill_qpbo, _MoveGraph, _QPBOGraph, _runner_up
 from graphclust.inference.icm import _surrogate
 
 from .conftest import random_raw
@@ -401,6 +401,64 @@ def test_roof_dual_weak_persistency(swap):
     assert n_labelled > 0
 
 
+# ---------------------------------------------------------------------- runner-up fusion
+def test_fusion_frees_a_group_no_single_label_can_move():
+    """A path 0 - 2 - 1 where the optimum [1, 2, 2] needs two nodes to take two
+    different labels at once: every expansion and swap move from the end state of the
+    moves alone costs more, the fusion with the runner-up labelling reaches the
+    brute-force optimum."""
+    E = Energy([[3.0, 2.0, 8.0], [6.0, 3.0, 3.0], [0.0, 4.0, 0.0]], edges=[(0, 2), (1, 2)], weights=[2.0, 2.0])
+    opt = brute_force(E)
+    for engine in ENGINES_UNDER_TEST:
+        alone = engine(E, fusion=False, tol=0.0)
+        assert alone.energy > opt.energy + 0.5 and alone.info["n_fusions"] == 0
+        fused = engine(E, tol=0.0)
+        assert fused.energy == opt.energy == 7.0
+        np.testing.assert_array_equal(fused.labels, opt.labels)
+        assert fused.info["n_fusions"] >= 1 and fused.info["n_fusion_tries"] > fused.info["n_fusions"]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_runner_up_fixings_lose_nothing(seed):
+    """The nodes _runner_up fixes at z_i can be fixed without losing the best fusion of
+    z and y: brute force over every choice of the movable nodes reaches the minimum
+    over all 2^n choices (signed Potts terms, hard terms, tables)."""
+    rng, E = _random_energy(seed, hard=seed % 2 == 0, tables=seed % 3 == 0, attractive=seed % 4 == 0)
+    g = _MoveGraph(E, "expansion")
+    z = rng.integers(E.n_labels, size=E.n_nodes)
+    _, adj_ptr, adj_arc = g.layout
+    y, movable = _runner_up(g.U, g.e0, g.e1, g.w, g.m, g.tables, z, np.ones(E.n_nodes, bool), adj_ptr, adj_arc)
+    assert (y != z).all() or E.n_labels == 1
+    best_all = best_movable = inf
+    for bits in itertools.product((False, True), repeat=E.n_nodes):
+        x = np.array(bits)
+        f = g.F.evaluate(np.where(x, y, z))
+        best_all = min(best_all, f)
+        if not (x & ~movable).any():
+            best_movable = min(best_movable, f)
+    assert best_movable <= best_all + 1e-9 * (1 + abs(best_all))
+
+
+def test_runner_up_fixes_nodes_that_cannot_gain():
+    """Strong unaries fix every node; with no unary preference and strong ties, none."""
+    U = np.array([[0.0, 10.0, 10.0]] * 4)
+    E = Energy(U, edges=[(0, 1), (1, 2), (2, 3)], weights=[1.0] * 3)
+    g = _MoveGraph(E, "expansion")
+    z = np.zeros(4, np.int64)
+    y, movable = _runner_up(g.U, g.e0, g.e1, g.w, g.m, g.tables, z, np.ones(4, bool), *g.layout[1:])
+    assert not movable.any() and (y == 1).all()
+    E = Energy(np.zeros((4, 3)), edges=[(0, 1), (1, 2), (2, 3)], weights=[1.0] * 3)
+    g = _MoveGraph(E, "expansion")
+    z = np.array([0, 1, 1, 0])
+    y, movable = _runner_up(g.U, g.e0, g.e1, g.w, g.m, g.tables, z, np.ones(4, bool), *g.layout[1:])
+    assert movable.all()
+    # only candidates move; node 2 then gains nothing (1 saved towards node 3, 1 lost
+    # towards the fixed node 1), so it is fixed too
+    _, movable = _runner_up(g.U, g.e0, g.e1, g.w, g.m, g.tables, z, np.array([True, False, True, False]),
+                            *g.layout[1:])
+    np.testing.assert_array_equal(movable, [True, False, False, False])
+
+
 # ---------------------------------------------------------------------- options and errors
 @pytest.mark.parametrize("engine", ENGINES_UNDER_TEST)
 def test_callback_history_and_reproducibility(engine):
@@ -437,6 +495,7 @@ def test_solve_front_door():
     ({"tol": -1.0}, "tol must be >= 0"),
     ({"init": [0, 5, 0]}, r"init\[1\] = 5 is not a label"),
     ({"non_metric": "ignore"}, "non_metric must be 'swap' or 'raise'"),
+    ({"fusion": "yes"}, "fusion must be True or False"),
 ])
 def test_bad_options(kwargs, match):
     E = Energy(np.zeros((3, 3)), edges=[(0, 1)], weights=[1.0])
