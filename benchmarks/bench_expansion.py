@@ -21,11 +21,13 @@ Sections (peers in the same process, one thread each):
    squared colour distance / (2 × the pooled variance), Potts weights = smoothness ×
    the graph's weights; expansion, swap, BP, ICM and TRW-S (its lower bound gives every
    engine a certified gap).
+7. A sweep (``--only sweep``): energies only, over 18 superpixel and 15 k-NN energies,
+   expansion with and without its runner-up fusion against BP and ICM.
 
 Timings are medians of ``--repeats`` runs, numba kernels compiled beforehand.
 
     python benchmarks/bench_expansion.py [--side 1024] [--repeats 3] [--knn 20000]
-        [--only grid|knn|warm|labelcost|memory|superpixel] [--quick]
+        [--only grid|knn|warm|labelcost|memory|superpixel|sweep] [--quick]
 """
 
 import argparse
@@ -190,6 +192,30 @@ def bench_superpixels(n_superpixels, K, repeats):
               f"energy {E.evaluate(E.unary.argmin(1)):.4f})")
 
 
+def bench_sweep():
+    """Section 7: expansion (with and without the runner-up fusion) against BP and ICM
+    over many superpixel and k-NN energies: how often is it above either?"""
+    print("\n## 7. sweep: superpixel graphs (1000/5000/20000 superpixels x smoothness 2..64) and 5000-point "
+          "k-NN graphs (5 seeds x smoothness 0.5/1/2); energy relative to BP")
+    print(f"{'instance':24s} {'expansion':>11s} {'fusion=False':>13s} {'ICM':>10s}")
+    cases = [(f"superpixel {n} s={s:g}", lambda n=n, s=s: superpixel_energy(n, 5, s))
+             for n in (1000, 5000, 20000) for s in (2, 4, 8, 16, 32, 64)]
+    cases += [(f"k-NN seed {seed} s={sm:g}", lambda seed=seed, sm=sm: knn_energy(5000, 5, smoothness=sm, seed=seed)[0])
+              for seed in range(5) for sm in (0.5, 1.0, 2.0)]
+    above = {"expansion": 0, "fusion=False": 0}
+    for name, build in cases:
+        E = build()
+        bp = belief_propagation(E).energy
+        ic = icm(E, random_state=0).energy
+        e = {"expansion": alpha_expansion(E).energy, "fusion=False": alpha_expansion(E, fusion=False).energy}
+        for key, value in e.items():
+            above[key] += value > min(bp, ic) + 1e-9 * abs(value)
+        rel = {key: 100 * (value - bp) / abs(bp) for key, value in e.items()}
+        print(f"{name:24s} {rel['expansion']:+10.4f}% {rel['fusion=False']:+12.4f}% {100 * (ic - bp) / abs(bp):+9.3f}%")
+    for key, count in above.items():
+        print(f"{key}: above BP or ICM on {count} of {len(cases)} energies")
+
+
 # --------------------------------------------------------------------------- warm re-solves
 def stroke(side, K, radius, label):
     """The unary rows a scribble stroke changes: a disc of ``radius`` pixels centred at a
@@ -339,7 +365,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--knn", type=int, default=20000, help="points of the k-NN instances")
     parser.add_argument("--no-swap", action="store_true", help="skip alpha_beta_swap on the grids")
-    parser.add_argument("--only", choices=("grid", "knn", "warm", "labelcost", "memory", "superpixel"),
+    parser.add_argument("--only", choices=("grid", "knn", "warm", "labelcost", "memory", "superpixel", "sweep"),
                         help="run one section")
     parser.add_argument("--superpixels", type=int, default=5000, help="superpixels of section 6")
     parser.add_argument("--memory-shape", default="256x256x128", help="3-D grid of the memory section")
@@ -366,6 +392,8 @@ def main(argv=None):
             bench_label_costs(n_knn, args.repeats)
         if args.only in (None, "superpixel"):
             bench_superpixels(500 if args.quick else args.superpixels, 5, args.repeats)
+        if args.only == "sweep":  # energies only, about 2 minutes
+            bench_sweep()
     if args.only in (None, "memory"):
         shape = (32, 32, 16) if args.quick else tuple(int(v) for v in args.memory_shape.split("x"))
         bench_memory(shape, args.memory_labels, args.baseline)
