@@ -236,7 +236,7 @@ def _by_clustering(problem, nodes, pairs, weights, n_clusters, exact_max, random
                          lower_bound=disjoint_cycles_bound(n, pairs, weights), method="clustering", clustering=est)
 
 
-def without_suspects(problem, random_state=None):
+def without_suspects(problem, random_state=None, *, force=False):
     """``problem`` without its likely-wrong soft constraints, and the rows dropped.
 
     For the models that take every constraint at its word (the DCP and dd-MMDPM
@@ -252,7 +252,9 @@ def without_suspects(problem, random_state=None):
     20 % flipped pairs and on the unseen sets (``docs/benchmarks/noisy_defaults.md``).
     Otherwise, and when hard constraints contradict each other (the estimator's own
     error names them), nothing is dropped. Without conflicts the problem is returned as
-    it is and ``random_state`` is not used.
+    it is and ``random_state`` is not used, unless ``force`` is true: a caller that has
+    another sign of noise (the DCP: held-out constraints kept no better than coin
+    flips) drops the broken constraints without conflicts too.
 
     Returns
     -------
@@ -266,7 +268,8 @@ def without_suspects(problem, random_state=None):
     if problem.X is None or min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) < _MIN_PER_KIND:
         return problem, none
     n, must, hard = problem.n_nodes, w > 0, ~soft
-    if not _cannot_inside(n, pairs, must, ~must).any() or _cannot_inside(n, pairs, hard & must, hard & ~must).any():
+    if not (force or _cannot_inside(n, pairs, must, ~must).any()) or \
+            _cannot_inside(n, pairs, hard & must, hard & ~must).any():
         return problem, none
     # the conflicts show the answers are noisy, and the samplers take a constraint at
     # its word: every constraint the clustering breaks goes, on a conflict cycle or not
@@ -280,14 +283,14 @@ def without_suspects(problem, random_state=None):
     return problem.with_constraints(pairs[keep], w[keep]), rows
 
 
-def set_aside_suspects(problem, enabled, random_state):
+def set_aside_suspects(problem, enabled, random_state, *, force=False):
     """What an estimator with ``drop_suspects`` does before fitting: ``(problem,
     dropped)``, ``dropped`` the constraints :func:`without_suspects` set aside as
     ``(u, v, weight)`` in node keys (``[]`` when ``enabled`` is false or nothing
     conflicts; ``random_state`` is drawn from only when something does)."""
     if not enabled:
         return problem, []
-    kept, rows = without_suspects(problem, random_state=random_state)
+    kept, rows = without_suspects(problem, random_state=random_state, force=force)
     nodes = problem.nodes
     dropped = [(nodes[a], nodes[b], float(w)) for (a, b), w in
                zip(problem.constraints[rows].tolist(), problem.constraint_weights[rows].tolist())]

@@ -283,3 +283,21 @@ def test_without_suspects_drops_only_when_soft_constraints_conflict():
     hard = noisy.with_constraints(np.vstack([noisy.constraints, [[0, 1], [1, 2], [0, 2]]]),
                                   np.concatenate([noisy.constraint_weights, [np.inf, np.inf, -np.inf]]))
     assert without_suspects(hard, random_state=0)[0] is hard
+    assert without_suspects(hard, random_state=0, force=True)[0] is hard
+
+
+def test_without_suspects_forced_drops_broken_constraints_without_conflicts():
+    """``force=True`` (a caller with another sign of noise) drops the constraints the
+    clustering breaks although nothing conflicts; unforced, nothing goes."""
+    from graphclust.conflict_repair import without_suspects
+
+    X, y = gc.datasets.load_wine()
+    X = (X - X.mean(0)) / X.std(0)
+    S = gc.SideInfo.sample(y, 158, noise=0.2, random_state=10)
+    assert not S.check().conflicts
+    problem = gc.Problem.from_array(X, S)
+    assert without_suspects(problem, random_state=0)[0] is problem
+    kept, rows = without_suspects(problem, random_state=0, force=True)
+    assert len(rows) > 20 and kept.n_constraints == problem.n_constraints - len(rows)
+    flipped = (y[problem.constraints[:, 0]] == y[problem.constraints[:, 1]]) != (problem.constraint_weights > 0)
+    assert flipped[rows].mean() > 0.8 and flipped[rows].sum() > 0.8 * flipped.sum()

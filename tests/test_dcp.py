@@ -660,3 +660,24 @@ def test_conflicting_soft_constraints_lose_their_suspects_before_sampling():
     dropped = est.dropped_constraints_
     assert len(dropped) > 10 and np.mean([(y[u] == y[v]) != (w > 0) for u, v, w in dropped]) > 0.8
     assert gc.DCP(n_iter=5, drop_suspects=False, random_state=0).fit(X, S).dropped_constraints_ == []
+
+
+def test_without_conflicts_no_heldout_signal_drops_the_broken_constraints():
+    """Issue #26: 158 wine pairs with 20 % flipped and no conflict among them. No τ keeps
+    the held-out constraints better than coin flips, the second sign of noise: the
+    constraints the noise-robust clustering breaks go (mostly flipped ones), τ is
+    chosen again with signal, and the partition follows the wine classes where taking
+    every answer at its word does not."""
+    X, y = gc.datasets.load_wine()
+    X = (X - X.mean(0)) / X.std(0)
+    S = gc.SideInfo.sample(y, 158, noise=0.2, random_state=10)
+    assert not S.check().conflicts
+    est = gc.DCP(n_iter=20, random_state=0).fit(X, S)
+    info = est.result_.info
+    before, after = info["tau_cv_before_drop"], info["tau_cv"]
+    assert max(before.values()) < 0.6 < max(after.values()) and not info["no_signal"]
+    dropped = est.dropped_constraints_
+    assert len(dropped) > 20 and np.mean([(y[u] == y[v]) != (w > 0) for u, v, w in dropped]) > 0.8
+    off = gc.DCP(n_iter=20, drop_suspects=False, random_state=0).fit(X, S)
+    assert off.dropped_constraints_ == [] and "tau_cv_before_drop" not in off.result_.info
+    assert gc.ari(y, est.labels_) > 0.9 > 0.5 > gc.ari(y, off.labels_)
