@@ -286,8 +286,9 @@ def without_suspects(problem, random_state=None, *, force=False):
 def set_aside_suspects(problem, enabled, random_state, *, force=False):
     """What an estimator with ``drop_suspects`` does before fitting: ``(problem,
     dropped)``, ``dropped`` the constraints :func:`without_suspects` set aside as
-    ``(u, v, weight)`` in node keys (``[]`` when ``enabled`` is false or nothing
-    conflicts; ``random_state`` is drawn from only when something does)."""
+    ``(u, v, weight)`` in node keys (``[]`` when ``enabled`` is false or, unless
+    ``force``, nothing conflicts; ``random_state`` is drawn from only when the
+    clustering runs)."""
     if not enabled:
         return problem, []
     kept, rows = without_suspects(problem, random_state=random_state, force=force)
