@@ -443,7 +443,8 @@ def test_exchange_moves_the_lengthscale_towards_a_planted_value(ell0):
 
 def test_exchange_learns_a_lengthscale_and_traces():
     X, y = blobs(10, 4)
-    est = gc.DCP(ard=True, learn_tau=True, learn_lengthscale=True, n_iter=40, n_aux_sweeps=2, random_state=0).fit(X)
+    est = gc.DCP(ard=True, learn_tau=True, learn_lengthscale=True, n_iter=40, n_aux_sweeps=2, n_chains=1,
+                 random_state=0).fit(X)
     info = est.result_.info
     assert info["lengthscale"].shape == (1, 40, 2) and est.lengthscale_.shape == (2,)
     assert 0.0 <= info["accept_lengthscale"] <= 1.0 and 0.0 <= info["accept_tau"] <= 1.0
@@ -570,7 +571,8 @@ def test_history_is_the_log_joint(concentration, constraint_weight):
     S = gc.SideInfo(side)
     with pytest.warns(UserWarning, match="always be violated"):  # (3, 8), inside a block
         est = gc.DCP(tau=1.5, lengthscale=1.0, learn_tau=False, learn_lengthscale=False, n_iter=8, burn_in=0,
-                     concentration=concentration, constraint_weight=constraint_weight, random_state=0).fit(X, S)
+                     n_chains=1, concentration=concentration, constraint_weight=constraint_weight,
+                     random_state=0).fit(X, S)
     K = est._spec.matrix(np.array([1.0]))
     cw = 1.5 if constraint_weight == "tau" else constraint_weight
     soft = [(a, b, cw * w) for a, b, w in side if np.isfinite(w)]

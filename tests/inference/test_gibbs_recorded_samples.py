@@ -91,7 +91,7 @@ def _fit(name, X, S):
     if name == "dcp":
         # the defaults the draws were recorded under (before issue #26; no cluster term)
         return gc.DCP(tau=0.5, learn_tau=True, learn_lengthscale=True, split_merge=0, n_iter=8, burn_in=3,
-                      concentration=1.0, random_state=5).fit(X, S)
+                      concentration=1.0, n_chains=1, random_state=5).fit(X, S)
     # dd-MMDPM and MMDPM with the defaults the draws were recorded under (before issue #22)
     old = {"beta": 1.0, "base_std": 1.0}
     if name == "ddmmdpm-max":
