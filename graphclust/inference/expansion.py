@@ -43,6 +43,7 @@ import warnings
 import numpy as np
 from numba import njit
 
+from .._params import Boolean
 from .._utils import check_float, check_int, check_random_state, progress_bar
 from ..errors import InvalidParameterError
 from .base import InferenceResult, check_unary_update, register_engine
@@ -311,8 +312,7 @@ def _run(energy, moves, *, init, order, max_iter, tol, fusion, random_state, cal
 
 
 def _check_fusion(fusion):
-    if not isinstance(fusion, (bool, np.bool_)):
-        raise InvalidParameterError(f"fusion must be True or False, got {fusion!r}")
+    Boolean().check(fusion, "fusion")
     return bool(fusion)
 
 
@@ -467,29 +467,22 @@ class _MoveGraph:
         # candidates: the nodes on a label boundary of z and their neighbours. A region of
         # one label turning into another as a whole is an expansion move, already tried;
         # leaving region interiors out keeps the fusion cheap on grids
-        cut = z[self.e0] != z[self.e1]
-        boundary = np.zeros(len(z), dtype=bool)
-        boundary[self.e0[cut]] = True
-        boundary[self.e1[cut]] = True
-        candidates = boundary.copy()
-        candidates[self.e0[boundary[self.e1]]] = True
-        candidates[self.e1[boundary[self.e0]]] = True
+        e0, e1 = self.e0, self.e1
+        boundary = _ends(len(z), e0, e1, z[e0] != z[e1])
+        candidates = _ends(len(z), e0, e1, boundary[e0] | boundary[e1])
         _, adj_ptr, adj_arc = self.layout
         y, movable = _runner_up(self.U, self.e0, self.e1, self.w, self.m, self.tables, z, candidates, adj_ptr,
                                 adj_arc)
         if not movable.any():
             return None
-        touch = movable[self.e0] | movable[self.e1]
-        inside = movable.copy()
-        inside[self.e0[touch]] = True
-        inside[self.e1[touch]] = True
-        nodes = np.flatnonzero(inside)
+        touch = movable[e0] | movable[e1]
+        nodes = np.flatnonzero(_ends(len(z), e0, e1, touch))
         local = np.full(len(z), -1, np.int64)
         local[nodes] = np.arange(len(nodes))
         potts = np.flatnonzero(touch[:self.m])
         tabs = np.flatnonzero(touch[self.m:])
         keep = np.concatenate([potts, self.m + tabs])
-        e0, e1 = local[self.e0[keep]], local[self.e1[keep]]
+        e0, e1 = local[e0[keep]], local[e1[keep]]
         l0 = z[nodes].astype(np.int64)
         l1 = np.where(movable[nodes], y[nodes], l0)
         graph = _QPBOGraph(len(nodes), e0, e1, np.ones(len(keep), dtype=bool))
@@ -634,6 +627,14 @@ class _MoveGraph:
         final = history[-1] if history else energy.evaluate(z)
         return InferenceResult(labels=z, energy=final, lower_bound=None, iterations=len(history),
                                converged=converged, seconds=time.perf_counter() - t0, history=history, info=info)
+
+
+def _ends(n, e0, e1, terms):
+    """Mask of the ``n`` nodes that end a term selected by ``terms``."""
+    out = np.zeros(n, dtype=bool)
+    out[e0[terms]] = True
+    out[e1[terms]] = True
+    return out
 
 
 def _pick_moves(energy, non_metric):
