@@ -6,42 +6,46 @@ converted once into a :class:`Problem` of arrays; every algorithm works on array
 maps its answer back to node keys.
 """
 
-from . import _utils
+from typing import TYPE_CHECKING
+
+from . import _lazy, _utils
 
 _utils._COMPILATION["cold"] = _utils.kernel_cache_is_cold()  # before any module compiles a kernel
-from . import datasets, errors, inference, metrics, potentials  # noqa: E402
-from .base import ClusteringResult, check_is_fitted
-from .energy import Energy
-from .hmrf import HMRF
-from .graphs import (
-    epsilon_graph,
-    epsilon_matrix,
-    grid_arrays,
-    grid_graph,
-    grid_matrix,
-    kernel_graph,
-    kernel_matrix,
-    knn_graph,
-    knn_matrix,
-    sparsify,
-)
-from .inference import InferenceResult, solve
-from .io import parse_graphml, read_graphml, read_problem, read_side_info, write_graphml, write_side_info_csv
-from .merge import Lift, contract
-from .conflict_repair import SuspectReport, repair, suspects
-from .metrics import ari, nmi, pairwise_f_measure, violations
-from .problem import Problem, as_problem
-from .sideinfo import CheckReport, Conflict, RowConstraints, SideInfo
-from .spectral import COSC, SpectralClustering
-from .potentials import DPCentroids
-from .rdpmeans import DPMeans, RDPMeans
-from .tvclust import TVClust
-from . import segmentation
-from .segmentation import Segmentation, Segmenter, segment
-from .ddmmdpm import DDMMDPM, MMDPM
-from .dcp import DCP, DCPKernel
-from .auto import AutoCluster, cluster
-from . import active
+
+if TYPE_CHECKING:  # the public names, imported on first use (graphclust._lazy)
+    from . import active, datasets, errors, inference, metrics, potentials, segmentation
+    from .auto import AutoCluster, cluster
+    from .base import ClusteringResult, check_is_fitted
+    from .conflict_repair import SuspectReport, repair, suspects
+    from .dcp import DCP, DCPKernel
+    from .ddmmdpm import DDMMDPM, MMDPM
+    from .energy import Energy
+    from .graphs import (
+        epsilon_graph,
+        epsilon_matrix,
+        grid_arrays,
+        grid_graph,
+        grid_matrix,
+        kernel_graph,
+        kernel_matrix,
+        knn_graph,
+        knn_matrix,
+        sparsify,
+    )
+    from .hmrf import HMRF
+    from .inference import InferenceResult, solve
+    from .io import parse_graphml, read_graphml, read_problem, read_side_info, write_graphml, write_side_info_csv
+    from .merge import Lift, contract
+    from .metrics import ari, nmi, pairwise_f_measure, violations
+    from .potentials import DPCentroids
+    from .problem import Problem, as_problem
+    from .rdpmeans import DPMeans, RDPMeans
+    from .segmentation import Segmentation, Segmenter, segment
+    from .sideinfo import CheckReport, Conflict, RowConstraints, SideInfo
+    from .spectral import COSC, SpectralClustering
+    from .tvclust import TVClust
+
+__getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __version__ = "0.1.0.dev0"
 

@@ -17,10 +17,12 @@ The model of :func:`graphclust.segment` (``method="auto"``/``"graphcut"``) and o
 :class:`GridSession` solve them (the only places that do): by graph cuts on the implicit
 grid (:mod:`graphclust.inference.grid_cut`: the exact minimum cut for two labels,
 α-expansion otherwise), or, when an engine is named, on the explicit
-:class:`~graphclust.energy.Energy`.
+:class:`~graphclust.energy.Energy`. :func:`solve_two_labels_once` does both for the
+commonest call, one two-label solve, without storing the unary.
 """
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from .inference.grid_cut import grid_offsets
 CONNECTIVITY = {2: (4, 8), 3: (6, 18, 26)}
 DEFAULT_CONNECTIVITY = {2: 8, 3: 6}
 _TINY32 = float(np.finfo(np.float32).tiny)
+_BLOCK = 1 << 17  # pixels scored at once by the one-shot path
 
 
 def _slices(offset, shape):
@@ -43,18 +46,38 @@ def _slices(offset, shape):
     return tuple(src), tuple(dst)
 
 
+@dataclass(frozen=True)
+class GridPixels:
+    """The pixels of a grid as a node-potential provider reads a Problem: feature sums
+    ``X`` (the colours, not copied) and ``counts`` (a broadcast 1). Nothing else: a
+    Problem would add CSR row pointers of an empty graph, 4 bytes per pixel."""
+
+    X: np.ndarray
+
+    @property
+    def counts(self):
+        return np.broadcast_to(np.int64(1), (self.X.shape[0],))
+
+
+def seed_dtype(n_labels):
+    """The smallest signed integer dtype of flat scribble label indices (``-1`` = none)
+    for ``n_labels`` labels: int8 up to 127 (1 byte per pixel rather than 4)."""
+    return np.int8 if n_labels <= 127 else np.int16 if n_labels <= 32767 else np.int32
+
+
 def bytes_per_pixel(n_channels, n_labels, n_offsets):
     """A generous estimate of the memory per pixel of one solve on the implicit grid:
-    the float32 image (a copy unless given as float32) and its temporaries, the pixel
-    problem's row pointers, the scribble labels, the float32 unary with the float64
-    costs it is made from, one float32 weight buffer, the graph cut's float32 flows and
-    per-pixel search state, and the labels. (Measured at 2048², grey, two labels,
-    8-connected: 71 bytes per pixel at the peak; this gives 116.)"""
-    image = 4 * n_channels + 4 * n_channels + 4  # float32 image, a temporary of its size, CSR indptr
-    scribbles = 4 + 8  # int32 seeds, int64 label image while it is read
+    the float32 image (a copy unless given as float32) and its temporaries, the scribble
+    labels, the float32 unary with the float64 costs it is made from, one float32 weight
+    buffer, the graph cut's float32 flows and per-pixel search state, and the labels.
+    (Measured at 2048², grey, two labels, 8-connected: 49 bytes per pixel at the peak
+    above the process's baseline, the unary not stored (:func:`solve_two_labels_once`);
+    this gives 108.)"""
+    image = 4 * n_channels + 4 * n_channels  # float32 image, a temporary of its size
+    scribbles = 1 + 8  # int8 seeds, int64 label image while it is read
     unary = 4 * n_labels + 8 * n_labels  # float32 unary, float64 costs it is made from
     pairs = 4 * n_offsets  # the weight buffer, scaled in place
-    flow = 4 * n_offsets + 20  # float32 flow per (pixel, offset), terminal residual, trees, queues
+    flow = 4 * n_offsets + 19  # float32 flow per (pixel, offset), terminal residual, trees, queues
     return image + scribbles + unary + pairs + flow + 16  # labels, twice
 
 
@@ -205,17 +228,29 @@ def hard_scribbles(unary, seeds):
     return unary
 
 
+def _free_sample(seeds):
+    """Unscribbled pixels, at most about 200 000 of them, evenly spread (the median of
+    such a sample is as good as the median of all)."""
+    free = np.flatnonzero(seeds < 0)
+    return free[:: free.size // 200000 + 1].copy() if free.size > 200000 else free  # not a view of all
+
+
 def evidence_gap(unary, seeds):
     """Median over unscribbled pixels of the gap between the two cheapest labels' costs:
     the nats of evidence a typical pixel carries (0 without free pixels)."""
     flat = unary.reshape(-1, unary.shape[-1])
-    free = np.flatnonzero(seeds < 0)
+    free = _free_sample(seeds)
     if free.size == 0 or flat.shape[1] < 2:
         return 0.0
-    if free.size > 200000:  # the median of a spread sample is as good
-        free = free[:: free.size // 200000 + 1]
     two = np.partition(flat[free], 1, axis=1)[:, :2]
     return float(np.median(two[:, 1] - two[:, 0]))
+
+
+def smoothness_for_gap(gap, weights, shape, offsets):
+    """:func:`auto_smoothness` from the evidence gap: ``gap / mean w``."""
+    total = sum(float(w.sum(dtype=np.float64)) for w in weights)
+    pairs = sum(int(np.prod([n - abs(o) for n, o in zip(shape, off)])) for off in offsets)
+    return gap * pairs / total if total > 0 else 0.0
 
 
 def auto_smoothness(unary, weights, seeds, offsets):
@@ -225,11 +260,7 @@ def auto_smoothness(unary, weights, seeds, offsets):
     weight of a neighbour pair. Cutting an average pair then costs the evidence of a
     median pixel: a lone pixel among 8 neighbours of another label keeps its label only
     with about 8 times the median evidence."""
-    gap = evidence_gap(unary, seeds)
-    shape = unary.shape[:-1]
-    total = sum(float(w.sum(dtype=np.float64)) for w in weights)
-    pairs = sum(int(np.prod([n - abs(o) for n, o in zip(shape, off)])) for off in offsets)
-    return gap * pairs / total if total > 0 else 0.0
+    return smoothness_for_gap(evidence_gap(unary, seeds), weights, unary.shape[:-1], offsets)
 
 
 def distance_prior(seeds, shape, n_labels, spacing):
@@ -275,6 +306,47 @@ def grid_model(provider, features, seeds, shape, offsets, pair_weights, smoothne
     else:
         weights = np.asarray(pair_weights, dtype=np.float32) * np.float32(smoothness)
     return unary, weights, float(smoothness), float(gap)
+
+
+def solve_two_labels_once(provider, pixels, seeds, shape, offsets, pair_weights, smoothness):
+    """:func:`grid_model` and :func:`solve_grid` for one two-label solve on the
+    implicit grid (no EM round, no locality prior) in 8 bytes per pixel less: the
+    ``(*shape, 2)`` unary is never stored. The terminal capacities ``t = U1 − U0``
+    (hard scribbles as ``±inf``) are scored block by block into the array the search
+    works in (:func:`~graphclust.inference.grid_cut_terminals`), and the unary part of
+    the energy is scored again after the cut. The same energy, labels and smoothness
+    as the two calls (the cut reads ``t`` in both). ``pixels`` is a :class:`GridPixels`;
+    ``pair_weights`` is scaled in place. Returns ``labels (*shape) int64, energy,
+    InferenceResult, smoothness, gap``."""
+    from .inference import InferenceResult, grid_cut_terminals
+
+    n = pixels.X.shape[0]
+    t = np.empty(n, np.float32)
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        u = hard_scribbles(provider.unary(GridPixels(pixels.X[start:stop])).astype(np.float32, copy=False),
+                           seeds[start:stop])
+        np.subtract(u[:, 1], u[:, 0], out=t[start:stop])  # +inf: label 1 forbidden, -inf: label 0
+    free = _free_sample(seeds)
+    gap = float(np.median(np.abs(t[free]))) if free.size else 0.0  # evidence_gap for two labels
+    del free
+    if smoothness == "auto":
+        smoothness = smoothness_for_gap(gap, pair_weights, shape, offsets)
+    weights = pair_weights
+    weights *= np.float32(smoothness)
+    labels, pairs, flow = grid_cut_terminals(t.reshape(shape), offsets, weights)
+    del t  # the search's residuals
+    z = labels.reshape(-1).astype(np.int64)
+    del labels
+    energy = pairs.pair_energy(z)
+    for start in range(0, n, _BLOCK):  # the unary part, scored again (a scribbled pixel keeps its label)
+        stop = min(n, start + _BLOCK)
+        u = provider.unary(GridPixels(pixels.X[start:stop])).astype(np.float32, copy=False)
+        energy += float(np.take_along_axis(u, z[start:stop, None], axis=1).sum(dtype=np.float64))
+    info = {"moves": "cut", "n_moves": 1, "n_accepted": 1, "flow_value": flow, "engine": "grid_cut",
+            "unary_stored": False}
+    res = InferenceResult(labels=z, energy=energy, iterations=1, converged=True, history=[energy], info=info)
+    return z.reshape(shape), energy, res, float(smoothness), gap
 
 
 def grid_edges(shape, offsets, weights):

@@ -3,10 +3,10 @@
 import importlib
 import numbers
 import os
+import sys
 import tempfile
 from contextlib import contextmanager
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
@@ -129,7 +129,7 @@ def check_feature_matrix(X, *, allow_1d=False, squarable=True):
     overflow (the graph builders rescale instead and pass False)."""
     if sp.issparse(X):
         raise InvalidFeaturesError("X is a sparse matrix; the graph builders need a dense array (X.toarray())")
-    if isinstance(X, nx.Graph):
+    if is_graph(X):
         raise InvalidFeaturesError("X is a networkx graph; pass a feature array (n_samples, n_features)")
     if isinstance(X, (str, bytes)):
         raise InvalidFeaturesError(f"X is the string {X!r}; expected a numeric array (n_samples, n_features)")
@@ -254,6 +254,13 @@ def quiet_native_stdout(enabled=True):
     finally:
         os.dup2(saved, fd)
         os.close(saved)
+
+
+def is_graph(obj):
+    """Whether ``obj`` is a networkx graph, without importing networkx: an object can be
+    one only once networkx is loaded (image segmentation never loads it)."""
+    nx = sys.modules.get("networkx")
+    return nx is not None and isinstance(obj, nx.Graph)
 
 
 def kernel_cache_is_cold():

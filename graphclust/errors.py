@@ -25,9 +25,6 @@ __all__ = [
 ]
 
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
-
-
 class GraphclustError(Exception):
     """Base class of every error raised on purpose by graphclust."""
 
@@ -160,11 +157,6 @@ class GraphMLError(GraphclustError, ValueError):
         self.element = element
 
 
-class NotFittedError(GraphclustError, _SklearnNotFittedError):
-    """A fitted attribute was read before ``fit`` was called (also scikit-learn's
-    ``NotFittedError``, so its tools recognise it)."""
-
-
 class MissingDependencyError(GraphclustError, ImportError):
     """An optional dependency is needed for this call; the message names the extra."""
 
@@ -205,3 +197,20 @@ class ImageReadError(GraphclustError, ValueError):
 class CompilationNotice(UserWarning):
     """Shown once per process when graphclust's numba kernels are not cached yet: the
     first fits compile them (up to a minute in all), later runs load them from disk."""
+
+
+def __getattr__(name):
+    # NotFittedError also derives from scikit-learn's NotFittedError, so that its tools
+    # recognise it; the class is made on first use so that modules which never raise it
+    # (image segmentation) do not import scikit-learn (about 90 MiB of memory).
+    if name != "NotFittedError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+    class NotFittedError(GraphclustError, _SklearnNotFittedError):
+        """A fitted attribute was read before ``fit`` was called (also scikit-learn's
+        ``NotFittedError``, so its tools recognise it)."""
+
+    NotFittedError.__module__, NotFittedError.__qualname__ = __name__, "NotFittedError"  # pickles by name
+    globals()["NotFittedError"] = NotFittedError
+    return NotFittedError

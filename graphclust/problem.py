@@ -13,11 +13,10 @@ from itertools import chain
 import numbers
 from operator import methodcaller
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
-from ._utils import check_feature_matrix
+from ._utils import check_feature_matrix, is_graph
 from .errors import (
     InvalidFeaturesError,
     InvalidGraphError,
@@ -136,7 +135,7 @@ class Problem:
         UnknownNodeError, InvalidConstraintError
             Side information that refers to an unknown node or is malformed.
         """
-        if not isinstance(G, nx.Graph):
+        if not is_graph(G):
             raise InvalidGraphError(f"expected a networkx graph, got {type(G).__name__}")
         if G.is_directed():
             raise InvalidGraphError(
@@ -183,7 +182,7 @@ class Problem:
             raise InvalidFeaturesError(f"{len(nodes)} node keys given for {n} rows of X")
         if graph is None:
             W = sp.csr_array((n, n))
-        elif isinstance(graph, nx.Graph):
+        elif is_graph(graph):
             gp = cls.from_graph(graph, features=None)
             if gp.n_nodes != n:
                 raise InvalidGraphError(f"the data graph has {gp.n_nodes} nodes but X has {n} rows")
@@ -419,7 +418,9 @@ class Problem:
         The source graph is copied, never modified. A problem built from arrays gives a
         new graph with edge attribute ``weight`` (and ``features`` if any).
         """
-        if self.graph is not None and isinstance(self.graph, nx.Graph):
+        import networkx as nx
+
+        if self.graph is not None and is_graph(self.graph):
             G = self.graph.copy()
         else:
             G = nx.Graph()
@@ -453,7 +454,7 @@ def as_problem(data, S=None, **kwargs):
                                    "matrix or a networkx graph")
     if isinstance(data, Problem):
         return data.with_side_info(S) if S is not None else data
-    if isinstance(data, nx.Graph):
+    if is_graph(data):
         return Problem.from_graph(data, S, **kwargs)
     if hasattr(data, "iloc") and hasattr(data, "index") and getattr(data, "ndim", 0) == 2:
         # a DataFrame: its index names the nodes (partition_ keys, constraint endpoints)

@@ -34,7 +34,6 @@ import scipy.sparse as sp
 from ._utils import atomic_write, check_float, extreme_scale, check_int, check_random_state, optional_import
 from .energy import Energy
 from .errors import ImageReadError, InvalidFeaturesError, InvalidParameterError
-from .graphs import grid_arrays
 from .inference import ENGINES, solve
 from .potentials.gaussian import DiagonalGaussian
 from .potentials.mixture import GaussianMixtures
@@ -291,6 +290,8 @@ def superpixel_graph(image, n_superpixels=400, *, compactness=0.1, beta=None):
 
 
 def _grid_graph(img, connectivity, beta):
+    from .graphs import grid_arrays  # here: the graph builders load scipy.spatial, which grid cuts never need
+
     edges, weights, shape = grid_arrays(img if img.shape[2] > 1 else img[:, :, 0], connectivity, beta,
                                         channel_axis=-1 if img.shape[2] > 1 else None)
     n = shape[0] * shape[1]
@@ -627,7 +628,7 @@ def _grid_scribbles(scribbles, shape, n_segments):
     if values.size < 2:
         raise InvalidParameterError(f"scribbles carry {values.size} label(s); give at least two segments a "
                                     "scribble")
-    seeds = np.full(flat.size, -1, dtype=np.int32)
+    seeds = np.full(flat.size, -1, dtype=_gridseg.seed_dtype(values.size))
     on = flat > 0
     seeds[on] = np.searchsorted(values, flat[on])
     return values, seeds
@@ -645,8 +646,8 @@ def _pixel_problem(pixels):
 
 class _GridScene:
     """An image or volume made ready for the graph-cut model: float32 pixels, the
-    contrast weights per neighbour offset, and the pixel Problem the colour model
-    scores."""
+    contrast weights per neighbour offset, and the pixels as the colour model scores
+    them."""
 
     def __init__(self, image, *, channel_axis, spacing, connectivity, beta, colour_reg, n_labels):
         img, self.shape, self.spacing, self.connectivity, self.offsets = _gridseg.prepare_image(
@@ -659,7 +660,7 @@ class _GridScene:
             span = float(img.max() - img.min())
             self.colour_reg *= span * span if span > 0 else 1.0
         self.n_channels = img.shape[-1]
-        self.pixels = _pixel_problem(img.reshape(-1, self.n_channels))
+        self.pixels = _gridseg.GridPixels(img.reshape(-1, self.n_channels))
 
     def fit(self, seeds, n_labels, *, smoothness, n_components, em_rounds, colour_model, random_state, engine="auto",
             options=None, locality=0.0, gap=None, consume=False):
@@ -679,6 +680,13 @@ class _GridScene:
             model = colour_model
         locality = check_float(locality, "locality", low=0.0)
         inplace = consume and not check_int(em_rounds, "em_rounds", low=0)
+        if inplace and n_labels == 2 and engine == "auto" and not locality and not options:
+            # one solve, the cut from the terminal capacities: the unary is never stored
+            labels, energy, res, lam, colour_gap = _gridseg.solve_two_labels_once(
+                model, self.pixels, seeds, self.shape, self.offsets, self.pair_weights, smoothness)
+            weights, self.pair_weights = self.pair_weights, None  # now the scaled weights
+            return dict(model=model, unary=None, weights=weights, smoothness=lam, labels=labels, energy=energy,
+                        result=res, history=[energy], gap=colour_gap if gap is None else gap)
         unary, weights, lam, gap = _gridseg.grid_model(model, self.pixels, seeds, self.shape, self.offsets,
                                                        self.pair_weights, smoothness, locality=locality,
                                                        spacing=self.spacing, gap=gap, inplace=inplace)
@@ -720,7 +728,7 @@ def _segment_grid(image, scribbles, *, n_segments, connectivity, smoothness, bet
             "beta": scene.beta, "smoothness": fit["smoothness"], "colour_model": fit["model"],
             "engine": fit["result"].info.get("engine"), "engine_result": fit["result"],
             "em_energies": fit["history"], "values": values, "evidence_gap": fit["gap"]}
-    return Segmentation(labels=values[fit["labels"]].astype(np.int64), method="graphcut", energy=fit["energy"],
+    return Segmentation(labels=np.asarray(values[fit["labels"]], dtype=np.int64), method="graphcut", energy=fit["energy"],
                         lower_bound=fit["result"].lower_bound,
                         seconds=time.perf_counter() - start, info=info)
 
@@ -825,7 +833,7 @@ class Segmenter:
                                  beta=beta, colour_reg=colour_reg, n_labels=self.n_segments)
         self._image = image
         self.shape = self._scene.shape
-        self._seeds = np.full(int(np.prod(self.shape)), -1, dtype=np.int32)
+        self._seeds = np.full(int(np.prod(self.shape)), -1, dtype=_gridseg.seed_dtype(self.n_segments))
         self.labels = self.model = self.smoothness = self.energy = None
         self._session = None
         if scribbles is not None and np.any(np.asarray(scribbles)):

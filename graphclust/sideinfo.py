@@ -14,12 +14,10 @@ import heapq
 import math
 import numbers
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from ._utils import check_float, check_int, check_random_state
+from ._utils import check_float, check_int, check_random_state, is_graph
 from .errors import (
     InfeasibleConstraintsError,
     InvalidConstraintError,
@@ -174,7 +172,7 @@ class SideInfo:
         """
         if isinstance(S, SideInfo):
             return S.copy()
-        if not isinstance(S, nx.Graph):
+        if not is_graph(S):
             raise InvalidParameterError(f"side information must be a SideInfo or a networkx graph, got {type(S).__name__}")
         out = cls()
         for u, v, d in S.edges(data=True):
@@ -419,6 +417,8 @@ class SideInfo:
 
     def to_networkx(self):
         """A new ``nx.Graph`` with edge attributes ``weight`` (signed) and ``kind``."""
+        import networkx as nx
+
         G = nx.Graph()
         if self.seeds:
             G.add_nodes_from((u, {"label": lab}) for u, lab in self.seeds.items())
@@ -461,7 +461,7 @@ class SideInfo:
         if data is None:
             nodes = list(self.nodes())
             index = {u: i for i, u in enumerate(nodes)}
-        elif isinstance(data, nx.Graph):
+        elif is_graph(data):
             nodes = list(data.nodes)
             index = {u: i for i, u in enumerate(nodes)}
         elif hasattr(data, "index") and hasattr(data, "nodes"):  # a Problem (which imports this module)
@@ -614,7 +614,7 @@ def side_information(nodes, y=None, sideinfo=None):
     SideInfo, a signed networkx graph, :class:`RowConstraints` (rows in the order of
     ``nodes``), or an iterable of ``(u, v, weight)`` triples.
     """
-    if isinstance(y, (SideInfo, nx.Graph)):
+    if isinstance(y, SideInfo) or is_graph(y):
         if sideinfo is not None:
             raise InvalidParameterError(
                 "side information was given twice: as the second argument of fit and as sideinfo=; "
@@ -624,7 +624,7 @@ def side_information(nodes, y=None, sideinfo=None):
     if sideinfo is not None:
         if isinstance(sideinfo, RowConstraints):
             out = sideinfo.to_sideinfo(nodes)
-        elif isinstance(sideinfo, (SideInfo, nx.Graph)):
+        elif isinstance(sideinfo, SideInfo) or is_graph(sideinfo):
             out = SideInfo.from_graph(sideinfo)
         elif isinstance(sideinfo, (str, bytes)) or not hasattr(sideinfo, "__iter__"):
             raise InvalidParameterError(
@@ -736,6 +736,8 @@ def must_link_components(n, must_pairs):
     M = sp.coo_array(
         (np.ones(len(must_pairs), dtype=np.int8), (must_pairs[:, 0], must_pairs[:, 1])), shape=(n, n)
     ).tocsr()
+    from scipy.sparse.csgraph import connected_components  # here: with scipy.linalg, 11 MiB a segmentation never needs
+
     k, comp = connected_components(M, directed=False)
     first = np.full(k, n, dtype=np.int64)
     np.minimum.at(first, comp, np.arange(n))
@@ -941,6 +943,8 @@ def _witness_paths(n, nodes, must_pairs, bad_pairs, comp):
     depth = np.zeros(n, dtype=np.int64)
     for c in np.unique(comp[bad_pairs[:, 0]]).tolist():
         root = int(bad_pairs[comp[bad_pairs[:, 0]] == c][0, 0])
+        from scipy.sparse.csgraph import breadth_first_order
+
         order, pred = breadth_first_order(M, root, directed=False, return_predecessors=True)
         parent[order] = pred[order]
         for node in order[1:].tolist():

@@ -12,7 +12,7 @@ from .base import ENGINES, InferenceResult, register_engine
 from .bp import belief_propagation
 from .exact import brute_force, exact, mincut
 from .expansion import ExpansionSolver, alpha_beta_swap, alpha_expansion
-from .grid_cut import GridCutSolver, GridEnergy, grid_cut, grid_offsets
+from .grid_cut import GridCutSolver, GridEnergy, grid_cut, grid_cut_terminals, grid_offsets
 from .icm import icm, icm_checkerboard
 from .lp import lp_relaxation
 from .trws import trws
@@ -33,7 +33,7 @@ __all__ = [
     "lp_relaxation",
     "trws",
     "alpha_expansion", "alpha_beta_swap", "ExpansionSolver",
-    "grid_cut", "GridEnergy", "GridCutSolver", "grid_offsets",
+    "grid_cut", "grid_cut_terminals", "GridEnergy", "GridCutSolver", "grid_offsets",
 ]
 
 

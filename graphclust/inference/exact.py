@@ -7,7 +7,6 @@ own right: :func:`mincut` solves a 256×256 binary Potts grid in well under a se
 
 import time
 
-import networkx as nx
 import numpy as np
 from numba import njit
 
@@ -815,6 +814,8 @@ def _bk_core(n, head, res, adj_ptr, adj_arc, tr, eps, tree, parent, ts, dist, cl
 
 def _networkx_cut(n, edges, w, cap_s, cap_t):
     """Reference max flow with networkx; ties go to label 0 as in the compiled solver."""
+    import networkx as nx
+
     G = nx.DiGraph()
     s, t = n, n + 1
     G.add_nodes_from(range(n + 2))

@@ -13,12 +13,12 @@ the offsets (flat index ``p ± stride``):
   so both directions of an edge cost 4 bytes of solver memory;
 * per pixel a float32 signed terminal residual (``> 0`` from the source, ``< 0`` to
   the sink), the parent as an int8 direction code, the tree as an int8, an int32
-  timestamp, a saturating uint16 distance, an int32 link of the active queue and an
+  timestamp, a saturating uint8 distance, an int32 link of the active queue and an
   int32 slot of the orphan stack.
 
-For 2-D 8-connected grids with two labels that is 36 bytes per pixel of solver state,
-plus the energy itself (float32 unaries and weights: 24 bytes per pixel), 60 in all;
-3-D 26-connected grids take 132 bytes per voxel (72 of them the solver's).
+For 2-D 8-connected grids with two labels that is 35 bytes per pixel of solver state,
+plus the energy itself (float32 unaries and weights: 24 bytes per pixel), 59 in all;
+3-D 26-connected grids take 131 bytes per voxel (71 of them the solver's).
 ``docs/benchmarks/grid_cut.md`` has the measured figures.
 
 Two labels are one exact minimum cut (the energy is submodular); more labels run
@@ -38,14 +38,14 @@ from .._utils import check_float, check_int, progress_bar
 from ..errors import InvalidConstraintError, InvalidParameterError
 from .base import InferenceResult, check_unary_update
 
-__all__ = ["GridEnergy", "grid_cut", "GridCutSolver", "grid_offsets"]
+__all__ = ["GridEnergy", "grid_cut", "grid_cut_terminals", "GridCutSolver", "grid_offsets"]
 
 #: a move is kept only when it lowers the energy by more than this, relative (as α-expansion)
 REL_TOL = 1e-12
 _TERMINAL, _ORPHAN, _FREE = -1, -2, -3
 _MAX_OFFSETS = 63  # direction codes (2 per offset) must fit an int8
-_DIST_MAX = 65535
-_TS_LIMIT = 2**31 - 4
+_DIST_MAX = 255  # uint8 distances saturate here (a heuristic only: trees stay far shallower, 20 at 2048²)
+_TS_LIMIT = 2**31 - 4  # int32 timestamps: all made stale when the clock gets here
 
 
 # --------------------------------------------------------------------------- neighbourhoods
@@ -327,7 +327,7 @@ class GridEnergy:
             bad = np.flatnonzero(~np.isfinite(zf) | (zf != np.round(np.nan_to_num(zf))))
             if len(bad):
                 raise InvalidParameterError(f"{name}[{self._where(bad[0])}] = {z[bad[0]]!r} is not an integer label")
-        z = z.astype(np.int64)
+        z = z.astype(np.int64, copy=False)  # read only: a copy would double the labels' memory
         bad = np.flatnonzero((z < 0) | (z >= self.n_labels))
         if len(bad):
             raise InvalidParameterError(
@@ -351,7 +351,14 @@ class GridEnergy:
             ``inf`` when a pixel has a forbidden label.
         """
         z = self.check_labels(labels).reshape(self.shape)
-        total = float(np.take_along_axis(self.unary, z[..., None], axis=-1).sum(dtype=np.float64))
+        return float(np.take_along_axis(self.unary, z[..., None], axis=-1).sum(dtype=np.float64)) \
+            + self.pair_energy(z)
+
+    def pair_energy(self, labels):
+        """The pair part of :meth:`evaluate`: the weight of the pairs whose labels differ,
+        in float64."""
+        z = self.check_labels(labels).reshape(self.shape)
+        total = 0.0
         for i, w in enumerate(self.weights):
             src, dst = self._pair_slices(i)
             diff = z[src] != z[dst]
@@ -482,7 +489,7 @@ def grid_cut(genergy, *, init=None, max_iter=100, tol=1e-7, progress=False, call
     and the current labels on the fly, never stored. Label order, acceptance rule and
     stopping rule are those of :func:`~graphclust.inference.alpha_expansion`.
 
-    **Memory** (bytes per pixel, ``m`` offsets): ``4m`` (flows) ``+ 20`` (terminal
+    **Memory** (bytes per pixel, ``m`` offsets): ``4m`` (flows) ``+ 19`` (terminal
     residual, tree, parent, timestamp, distance, queue link, orphan slot), plus for
     more labels the labelling (int32) and the candidate one. For the energy itself:
     ``4·n_labels`` or ``8·n_labels`` (float32/float64 unaries) ``+ 4m`` (weight arrays).
@@ -526,6 +533,60 @@ def grid_cut(genergy, *, init=None, max_iter=100, tol=1e-7, progress=False, call
     return res
 
 
+def grid_cut_terminals(terminals, offsets, weights):
+    """The minimum cut of a two-label grid energy given by its terminal capacities,
+    for callers that never store the unary.
+
+    A two-label Potts energy on a grid is, up to a constant, its pair weights and one
+    number per pixel, ``t = U[..., 1] − U[..., 0]``: the cut needs nothing else. A
+    one-shot segmentation computes ``t`` block by block from its colour model and
+    hands it over, so that the ``(*shape, 2)`` unary is never stored during the search
+    (8 bytes per pixel less than :func:`grid_cut`, whose energy keeps it for
+    :meth:`GridEnergy.evaluate`).
+
+    Parameters
+    ----------
+    terminals : ndarray of float32, the grid's shape, C-contiguous
+        ``U[..., 1] − U[..., 0]``; ``+inf`` forbids label 1, ``-inf`` label 0.
+        **Overwritten**: the search keeps its terminal residuals in it.
+    offsets, weights
+        As for :class:`GridEnergy`.
+
+    Returns
+    -------
+    labels : ndarray of bool, the grid's shape
+        ``True`` where the minimum cut gives label 1 (ties to label 0, as
+        :func:`grid_cut`).
+    pairs : GridEnergy
+        The pair part: its unary is zero, so ``pairs.pair_energy(labels)`` (or
+        ``evaluate``) is the pair energy of any labelling (``np.zeros`` pages are
+        mapped when first written, so this unary, never written, takes no memory).
+    flow : float
+        The flow value: the capacity of the cut beyond each pixel's cheaper label (in
+        float32 arithmetic).
+
+    Examples
+    --------
+    >>> t = np.array([[-1.0, -1.0, 0.5, 2.0]], dtype=np.float32)  # pixels 0, 1 prefer label 1
+    >>> labels, pairs, flow = grid_cut_terminals(t, [(0, 1)], [0.8])
+    >>> labels.astype(int).tolist(), round(pairs.evaluate(labels.astype(int)), 6), round(flow, 6)
+    ([[1, 1, 0, 0]], 0.8, 0.8)
+    """
+    t = terminals
+    if not (isinstance(t, np.ndarray) and t.dtype == np.float32 and t.flags.c_contiguous and t.flags.writeable):
+        raise InvalidParameterError("terminals must be a writeable C-contiguous float32 array (it is overwritten)")
+    if np.isnan(t.min()) or np.isnan(t.max()):
+        where = tuple(int(c) for c in np.argwhere(np.isnan(t))[0])
+        raise InvalidParameterError(f"terminals at pixel {where} is NaN")
+    pairs = GridEnergy(np.zeros((*t.shape, 2), np.float32), offsets, weights)
+    core = _GridCore(pairs)
+    state = _GridFlow(core.n, core.m, tr=t.reshape(-1))
+    flow = core.cut(state)
+    tree = state.tree
+    del state  # the flows and the search state go before the labels come
+    return (tree == 2).reshape(t.shape), pairs, float(flow)
+
+
 class _GridCore:
     """What the cuts on one grid share: the grid's kernel arguments and its energy."""
 
@@ -566,7 +627,6 @@ class _GridCore:
         if state is None:
             state = self.new_state()
         warm = keep and state.used
-        no_z = np.empty(0, np.int32)
         if warm:
             idx = np.asarray(changed, np.int64)
             t_new = (U[idx, 1].astype(np.float64) - U[idx, 0])
@@ -576,12 +636,7 @@ class _GridCore:
         else:
             with np.errstate(invalid="ignore", over="ignore"):  # beyond float32: a hard seed
                 np.subtract(U[:, 1], U[:, 0], out=state.tr, casting="unsafe")
-            state.reset()
-            _grid_roots(state.tr, state.tree, state.parent, state.dist, state.nxt, state.qstate)
-        flow = _grid_bk(self.shape_a, self.step, self.doff, self.m, self.g._w, self.g._wbase, self.g._wmul,
-                        no_z, 0, state.f, state.tr, state.tree, state.parent, state.ts, state.dist, state.clock,
-                        state.nxt, state.qstate, state.orphans, state.norph)
-        state.used = True
+        flow = self.cut(state, warm)
         state.flow_value += flow
         info["flow_value"] = float(state.flow_value)
         info["solver_bytes"] = state.nbytes
@@ -593,6 +648,18 @@ class _GridCore:
         value = self.g.evaluate(labels)
         return InferenceResult(labels=labels, energy=value, iterations=1, converged=True, history=[value],
                                info=info)
+
+    def cut(self, state, warm=False):
+        """The two-label search from ``state`` (its terminal residuals ``tr`` set;
+        ``warm``: a resumed flow already repaired); returns the flow it adds."""
+        if not warm:
+            state.reset()
+            _grid_roots(state.tr, state.tree, state.parent, state.dist, state.nxt, state.qstate)
+        flow = _grid_bk(self.shape_a, self.step, self.doff, self.m, self.g._w, self.g._wbase, self.g._wmul,
+                        np.empty(0, np.int32), 0, state.f, state.tr, state.tree, state.parent, state.ts, state.dist,
+                        state.clock, state.nxt, state.qstate, state.orphans, state.norph)
+        state.used = True
+        return flow
 
     # ---- more labels
     def expand(self, z, *, max_iter, tol, progress, callback, stale, flows=None):
@@ -672,13 +739,13 @@ class _GridFlow:
     terminal residuals, the two search trees (tree, parent direction, timestamp,
     distance) and the scratch of the search (queue links, orphan stack)."""
 
-    def __init__(self, n, m, scratch=None):
+    def __init__(self, n, m, scratch=None, tr=None):
         self.f = np.zeros(n * m, np.float32)
-        self.tr = np.zeros(n, np.float32)
+        self.tr = np.zeros(n, np.float32) if tr is None else tr  # given: the caller's terminal capacities
         self.tree = np.zeros(n, np.int8)
         self.parent = np.full(n, _FREE, np.int8)
         self.ts = np.zeros(n, np.int32)
-        self.dist = np.zeros(n, np.uint16)
+        self.dist = np.zeros(n, np.uint8)
         # the queue links and the orphan stack are empty between searches: flows kept
         # side by side share them (``scratch``, another state)
         self.nxt = np.full(n, -1, np.int32) if scratch is None else scratch.nxt
@@ -1109,6 +1176,17 @@ def _grid_update(idx, t_new, f, tr, tree, parent, ts, dist, clock, nxt, qstate, 
 
 
 @njit(cache=True, nogil=True)
+def _stale_marks(ts, dist):  # pragma: no cover - compiled
+    """Restart the clock: every mark stale (``ts`` 0) and every distance the
+    largest, so that the search's re-parenting rule (``ts[j] <= ts[i]`` and
+    ``dist[j] > dist[i]``) never moves a node below one whose distance is from another
+    epoch, which could close a cycle. Returns the new time."""
+    ts[:] = 0
+    dist[:] = _DIST_MAX
+    return 1
+
+
+@njit(cache=True, nogil=True)
 def _grid_bk(shape, step, doff, m, W, wbase, wmul, z, alpha, f, tr, tree, parent, ts, dist, clock, nxt, qstate,
              orphans, norph):  # pragma: no cover - compiled
     """The Boykov–Kolmogorov search on an implicit grid, from the given trees (active
@@ -1122,6 +1200,8 @@ def _grid_bk(shape, step, doff, m, W, wbase, wmul, z, alpha, f, tr, tree, parent
     c = np.empty(len(shape), np.int64)
     flow = 0.0
     time = clock[0]
+    if time >= _TS_LIMIT:  # the callers' increments may have brought the clock here
+        time = _stale_marks(ts, dist)
     while True:
         # ---- adoption
         while norph[0] > 0:
@@ -1256,9 +1336,8 @@ def _grid_bk(shape, step, doff, m, W, wbase, wmul, z, alpha, f, tr, tree, parent
         if fu < 0:
             break
         time += 1
-        if time >= _TS_LIMIT:  # keep the int32 timestamps valid
-            ts[:] = 0
-            time = 1
+        if time >= _TS_LIMIT:
+            time = _stale_marks(ts, dist)
         # ---- augmentation along source ... u -> v ... sink
         u = fu
         v = u + step[fd]

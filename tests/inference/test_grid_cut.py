@@ -260,7 +260,7 @@ def test_warm_two_label_solves_equal_cold_ones(conn, seed):
         assert warm.info["warm"] and warm.info["n_changed"] == m
         assert rel_close(warm.energy, cold.energy)
         assert rel_close(warm.energy, mincut(S.genergy.to_energy()).energy)
-    assert S.flow_bytes == G.n_pixels * (4 * G.n_offsets + 20)
+    assert S.flow_bytes == G.n_pixels * (4 * G.n_offsets + 19)
     assert np.array_equal(G.unary, random_grid((15, 17), conn, 2, seed=seed).unary)  # the input is not changed
 
 
@@ -290,7 +290,7 @@ def test_warm_expansion_equals_expansion_from_the_last_labels(reuse_flows, shape
     first = S.solve()
     assert rel_close(first.energy, grid_cut(G).energy)
     m, n = G.n_offsets, G.n_pixels
-    assert S.flow_bytes == (n * (3 * (4 * m + 16) + 17) if reuse_flows else 0)
+    assert S.flow_bytes == (n * (3 * (4 * m + 15) + 17) if reuse_flows else 0)
     for k in range(4):
         idx = rng.choice(n, 8, replace=False)
         C = rng.uniform(0.0, 2.0, (8, 3))
@@ -434,3 +434,58 @@ def test_a_stacked_float32_weight_buffer_is_used_without_a_copy():
     W[1, 4, 5] = -1.0
     with pytest.raises(InvalidParameterError, match=r"weights\[1\] at pixel \(4, 5\) is -1.0"):
         GridEnergy(U, offsets, W)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_clock_restart_during_the_search_keeps_the_cut_exact(seed):
+    """The search's timestamps are int32; when the clock reaches its limit every mark
+    is made stale (and every distance the largest, so the re-parenting rule cannot
+    close a cycle). Warm solves whose searches cross the limit still find the exact
+    minimum cut."""
+    from graphclust.inference.grid_cut import _TS_LIMIT
+
+    rng = np.random.default_rng(seed)
+    G = random_grid((24, 26), 8, 2, seed=seed)
+    S = GridCutSolver(G)
+    S.solve()
+    for k in range(4):
+        S._state.clock[0] = _TS_LIMIT - 1 - 3 * k  # the limit is crossed at entry, or a few augmentations in
+        idx = rng.choice(G.n_pixels, 40, replace=False)
+        S.update_unary(idx, rng.uniform(0.0, 2.0, (40, 2)))
+        warm = S.solve()
+        assert S._state.clock[0] < _TS_LIMIT
+        assert rel_close(warm.energy, mincut(S.genergy.to_energy()).energy)
+
+
+@pytest.mark.parametrize("shape,conn", [((15, 17), 4), ((15, 17), 8), ((5, 6, 7), 26)])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_cut_from_terminal_capacities_is_grid_cuts(shape, conn, seed):
+    """``grid_cut_terminals`` (the unary given as ``U1 − U0``, consumed) finds the cut
+    ``grid_cut`` finds, and its zero-unary ``pairs`` scores the pair part exactly."""
+    from graphclust.inference import grid_cut_terminals
+
+    G = random_grid(shape, conn, 2, seed=seed)
+    with np.errstate(invalid="ignore"):
+        t = (G.unary[..., 1] - G.unary[..., 0]).astype(np.float32)
+    labels, pairs, flow = grid_cut_terminals(t, G.offsets.tolist(), G.weights)
+    ref = grid_cut(G)
+    z = labels.reshape(-1).astype(np.int64)
+    assert labels.shape == shape and labels.dtype == bool
+    assert rel_close(G.evaluate(z), ref.energy)
+    assert rel_close(G.evaluate(z), mincut(G.to_energy()).energy)
+    unary_part = float(np.take_along_axis(G.unary.reshape(-1, 2), z[:, None], axis=1).sum(dtype=np.float64))
+    assert pairs.evaluate(z) == pytest.approx(G.evaluate(z) - unary_part, rel=1e-9, abs=1e-9)
+    assert flow == pytest.approx(ref.info["flow_value"], rel=1e-5)
+
+
+def test_the_cut_from_terminal_capacities_refuses_what_it_cannot_overwrite():
+    from graphclust.inference import grid_cut_terminals
+
+    t = np.zeros((3, 4), np.float32)
+    with pytest.raises(InvalidParameterError, match="writeable C-contiguous float32"):
+        grid_cut_terminals(t.astype(np.float64), [(0, 1)], [1.0])
+    with pytest.raises(InvalidParameterError, match="writeable C-contiguous float32"):
+        grid_cut_terminals(t.T, [(0, 1)], [1.0])
+    t[1, 2] = np.nan
+    with pytest.raises(InvalidParameterError, match=r"pixel \(1, 2\) is NaN"):
+        grid_cut_terminals(t, [(0, 1)], [1.0])
