@@ -320,33 +320,36 @@ def solve_two_labels_once(provider, pixels, seeds, shape, offsets, pair_weights,
     InferenceResult, smoothness, gap``."""
     from .inference import InferenceResult, grid_cut_terminals
 
-    n = pixels.X.shape[0]
-    t = np.empty(n, np.float32)
-    for start in range(0, n, _BLOCK):
-        stop = min(n, start + _BLOCK)
-        u = hard_scribbles(provider.unary(GridPixels(pixels.X[start:stop])).astype(np.float32, copy=False),
-                           seeds[start:stop])
-        np.subtract(u[:, 1], u[:, 0], out=t[start:stop])  # +inf: label 1 forbidden, -inf: label 0
+    t = np.empty(pixels.X.shape[0], np.float32)
+    for rows, u in _scored_blocks(provider, pixels):
+        hard_scribbles(u, seeds[rows])
+        np.subtract(u[:, 1], u[:, 0], out=t[rows])  # +inf: label 1 forbidden, -inf: label 0
     free = _free_sample(seeds)
     gap = float(np.median(np.abs(t[free]))) if free.size else 0.0  # evidence_gap for two labels
     del free
     if smoothness == "auto":
         smoothness = smoothness_for_gap(gap, pair_weights, shape, offsets)
-    weights = pair_weights
-    weights *= np.float32(smoothness)
-    labels, pairs, flow = grid_cut_terminals(t.reshape(shape), offsets, weights)
+    pair_weights *= np.float32(smoothness)
+    labels, pairs, flow = grid_cut_terminals(t.reshape(shape), offsets, pair_weights)
     del t  # the search's residuals
     z = labels.reshape(-1).astype(np.int64)
     del labels
     energy = pairs.pair_energy(z)
-    for start in range(0, n, _BLOCK):  # the unary part, scored again (a scribbled pixel keeps its label)
-        stop = min(n, start + _BLOCK)
-        u = provider.unary(GridPixels(pixels.X[start:stop])).astype(np.float32, copy=False)
-        energy += float(np.take_along_axis(u, z[start:stop, None], axis=1).sum(dtype=np.float64))
+    for rows, u in _scored_blocks(provider, pixels):  # the unary part again (a scribbled pixel keeps its label)
+        energy += float(np.take_along_axis(u, z[rows, None], axis=1).sum(dtype=np.float64))
     info = {"moves": "cut", "n_moves": 1, "n_accepted": 1, "flow_value": flow, "engine": "grid_cut",
             "unary_stored": False}
     res = InferenceResult(labels=z, energy=energy, iterations=1, converged=True, history=[energy], info=info)
     return z.reshape(shape), energy, res, float(smoothness), gap
+
+
+def _scored_blocks(provider, pixels):
+    """``(rows, costs)`` over the pixels in blocks of ``_BLOCK``: ``costs`` float32
+    ``(len(rows), K)``, the provider's unary of those pixels (a new array)."""
+    n = pixels.X.shape[0]
+    for start in range(0, n, _BLOCK):
+        rows = slice(start, min(n, start + _BLOCK))
+        yield rows, provider.unary(GridPixels(pixels.X[rows])).astype(np.float32, copy=False)
 
 
 def grid_edges(shape, offsets, weights):

@@ -728,8 +728,8 @@ def _segment_grid(image, scribbles, *, n_segments, connectivity, smoothness, bet
             "beta": scene.beta, "smoothness": fit["smoothness"], "colour_model": fit["model"],
             "engine": fit["result"].info.get("engine"), "engine_result": fit["result"],
             "em_energies": fit["history"], "values": values, "evidence_gap": fit["gap"]}
-    return Segmentation(labels=np.asarray(values[fit["labels"]], dtype=np.int64), method="graphcut", energy=fit["energy"],
-                        lower_bound=fit["result"].lower_bound,
+    return Segmentation(labels=np.asarray(values[fit["labels"]], dtype=np.int64), method="graphcut",
+                        energy=fit["energy"], lower_bound=fit["result"].lower_bound,
                         seconds=time.perf_counter() - start, info=info)
 
 

@@ -139,7 +139,8 @@ class GaussianMixtures(NodePotentials):
             samples[k] = np.asarray(X[idx], dtype=np.float64) / np.asarray(n[idx], dtype=np.float64)[:, None]
         prior = None
         if self.shrinkage > 0:  # the pooled within-label covariance, weighted as `shrinkage` points
-            scatter = sum((Y - Y.mean(0)).T @ (Y - Y.mean(0)) for Y in samples.values())
+            centred = [Y - Y.mean(axis=0) for Y in samples.values()]
+            scatter = sum(c.T @ c for c in centred)
             prior = (float(self.shrinkage), scatter / sum(len(Y) for Y in samples.values()))
         for k, Y in samples.items():
             m = min(self.n_components, len(np.unique(Y, axis=0)))
