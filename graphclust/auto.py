@@ -31,8 +31,8 @@ import warnings
 
 import numpy as np
 
-from ._params import Integer, Optional, Options, RandomState
-from ._utils import check_random_state
+from ._params import Integer, Optional, Options, Progress, RandomState
+from ._utils import check_random_state, progress_bar
 from .base import ClusteringEstimator, ClusteringResult
 from .errors import InvalidParameterError
 from .hmrf import CV_MIN_PER_KIND, HMRF
@@ -51,6 +51,27 @@ _TVCLUST_FOLDS = 3
 _TVCLUST_TIME_FACTOR = 10
 #: sweeps timed (after the first) before that prediction
 _TVCLUST_PROBE_SWEEPS = 4
+
+
+class _Steps:
+    """``tick(stage)`` after every fit of an :class:`AutoCluster` run: one bar for the
+    run (see :func:`~graphclust._utils.progress_bar`), its total the planned fits,
+    grown if a run makes more."""
+
+    def __init__(self, enabled, total):
+        self.bar = progress_bar(enabled, total, "gc.cluster", unit="fit")
+
+    def __call__(self, stage):
+        if self.bar is None:
+            return
+        if self.bar.n >= self.bar.total:
+            self.bar.total = self.bar.n + 1
+        self.bar.set_postfix(stage=stage, refresh=False)
+        self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _TooSlow(Exception):
@@ -115,6 +136,11 @@ class AutoCluster(ClusteringEstimator):
         among them, the mean pairwise F at 10 % flipped pairs on six UCI sets rose
         from 0.81 to 0.86); ``"hmrf"``: HMRF only (several times faster).
     random_state : None, int or numpy.random.Generator, default=None
+    progress : bool or "auto", default="auto"
+        One bar for the whole fit, a step per fit it runs (each held-out fold of the
+        choice of ``k`` and of TVClust, and each estimator fitted on all the
+        constraints; the estimators inside show none); ``"auto"`` shows it only once
+        the fit has run two seconds, ``False`` never.
 
     Attributes
     ----------
@@ -148,13 +174,15 @@ class AutoCluster(ClusteringEstimator):
         "max_clusters": Integer(low=2),
         "method": Options("auto", "hmrf"),
         "random_state": RandomState(),
+        "progress": Progress(),
     }
 
-    def __init__(self, n_clusters=None, *, max_clusters=10, method="auto", random_state=None):
+    def __init__(self, n_clusters=None, *, max_clusters=10, method="auto", random_state=None, progress="auto"):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
         self.method = method
         self.random_state = random_state
+        self.progress = progress
 
     def _fit(self, problem):
         start = time.perf_counter()
@@ -163,19 +191,24 @@ class AutoCluster(ClusteringEstimator):
         if not features and problem.n_edges == 0:
             raise InvalidParameterError(
                 "AutoCluster needs node features or a similarity graph: the data have neither")
-        k, k_from, k_scores = self._choose_k(problem, features, rng)
-        inner = self._estimator(problem, features, k, rng)
-        with warnings.catch_warnings():
-            # the rules above already handle what these warn about
-            warnings.filterwarnings("ignore", message=".*soft cannot-link.*")
-            inner.fit(problem)
-        held_out, labels, tvclust = {}, inner.labels_, None
-        if features and self.method == "auto":
-            inner, held_out = self._better_of_hmrf_and_rdpmeans(problem, inner, k, rng)
-            labels = inner.labels_
-            if held_out:
-                inner, labels, tvclust = self._or_tvclust(problem, inner, held_out, k, rng,
-                                                          time.perf_counter() - start)
+        tick = _Steps(self.progress, self._planned_fits(problem, features))
+        try:
+            k, k_from, k_scores = self._choose_k(problem, features, rng, tick)
+            inner = self._estimator(problem, features, k, rng)
+            with warnings.catch_warnings():
+                # the rules above already handle what these warn about
+                warnings.filterwarnings("ignore", message=".*soft cannot-link.*")
+                inner.fit(problem)
+            tick(type(inner).__name__)
+            held_out, labels, tvclust = {}, inner.labels_, None
+            if features and self.method == "auto":
+                inner, held_out = self._better_of_hmrf_and_rdpmeans(problem, inner, k, rng, tick)
+                labels = inner.labels_
+                if held_out:
+                    inner, labels, tvclust = self._or_tvclust(problem, inner, held_out, k, rng,
+                                                              time.perf_counter() - start, tick)
+        finally:
+            tick.close()
         # TVClust's clusters merged down to k: its cluster c is our cluster merge[c]
         merge = tvclust["merge"] if tvclust is not None and type(inner).__name__ == "TVClust" else None
         info = dict(inner.result_.info)
@@ -205,9 +238,20 @@ class AutoCluster(ClusteringEstimator):
             return labels
         return self.choice_["tvclust"]["merge"][labels]  # its clusters merged down to k
 
+    def _planned_fits(self, problem, features):
+        """The fits a run makes at most: the bar's length (a run that needs fewer, say
+        without enough constraints to cross-validate, ends with its bar full at the
+        fits it made)."""
+        n = 1  # the chosen estimator on all the constraints
+        if self.n_clusters is None:
+            n += (int(min(self.max_clusters, problem.n_nodes)) - 1) * _K_FOLDS
+        if features and self.method == "auto":
+            n += 1 + _TVCLUST_FOLDS + 1  # RDP-means; TVClust's folds and its fit on all
+        return n
+
     # ------------------------------------------------------------------ rules
     @staticmethod
-    def _better_of_hmrf_and_rdpmeans(problem, hmrf, k, rng):
+    def _better_of_hmrf_and_rdpmeans(problem, hmrf, k, rng, tick):
         """RDP-means (noise-aware ``xi="auto"``) instead of HMRF when both could
         cross-validate their constraint strength, RDP-means' best strength keeps more
         held-out constraints than HMRF's, and it found ``k`` clusters. Each score is
@@ -221,6 +265,7 @@ class AutoCluster(ClusteringEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             rdp.fit(problem)
+        tick("RDPMeans")
         rdp_cv = rdp.result_.info.get("xi_cv")
         if not rdp_cv:
             return hmrf, {}
@@ -229,7 +274,7 @@ class AutoCluster(ClusteringEstimator):
         return (rdp if better else hmrf), scores
 
     @staticmethod
-    def _or_tvclust(problem, current, held_out, k, rng, spent):
+    def _or_tvclust(problem, current, held_out, k, rng, spent, tick):
         """TVClust instead of ``current`` when, with more than ``k`` clusters merged
         down to ``k`` by Ward's criterion, it keeps more held-out constraints than
         ``current``'s best strength did (``held_out``, updated in place), by more than
@@ -281,6 +326,7 @@ class AutoCluster(ClusteringEstimator):
                 warnings.simplefilter("ignore", UserWarning)
                 est.fit(train)
             est.set_params(callback=None)
+            tick("TVClust")
             return est, too_slow.predicted
 
         # the full fit is needed only if TVClust wins: its seed is drawn first (so the
@@ -324,10 +370,10 @@ class AutoCluster(ClusteringEstimator):
     def _estimator(self, problem, features, k, rng):
         seed = int(rng.integers(2**31))
         if features:
-            return HMRF(Centroids(k), random_state=seed)
+            return HMRF(Centroids(k), random_state=seed, progress=False)
         from .spectral import COSC
 
-        return COSC(n_clusters=k, random_state=seed)
+        return COSC(n_clusters=k, random_state=seed, progress=False)
 
     @staticmethod
     def _quick_graph_estimator(problem, k, seed):
@@ -341,7 +387,7 @@ class AutoCluster(ClusteringEstimator):
         return COSC(n_clusters=k, mode=mode, gamma=None if mode == "hard" else 1.0, random_state=seed,
                     progress=False)
 
-    def _choose_k(self, problem, features, rng):
+    def _choose_k(self, problem, features, rng, tick):
         if self.n_clusters is not None:
             return int(self.n_clusters), "given", None
         top = int(min(self.max_clusters, problem.n_nodes))
@@ -355,7 +401,9 @@ class AutoCluster(ClusteringEstimator):
                        else self._quick_graph_estimator(train, k, seed))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    return est.fit(train).labels_
+                    labels = est.fit(train).labels_
+                tick("choosing k")
+                return labels
 
             scores, kept = cross_validate_constraints(fit_labels, problem, ks, n_folds=_K_FOLDS, random_state=rng,
                                                       return_kept=True)
@@ -377,6 +425,7 @@ class AutoCluster(ClusteringEstimator):
         for k in ks:
             labels, _, _ = kmeans(Y, k, weights=problem.counts, n_init=3, random_state=rng)
             scores[k] = float(silhouette_score(Y, labels)) if len(np.unique(labels)) > 1 else -1.0
+            tick("choosing k")
         return max(scores, key=scores.get), "silhouette", scores
 
     @staticmethod
@@ -399,7 +448,7 @@ class AutoCluster(ClusteringEstimator):
         return f"COSC {mode} mode" + (f" (chosen from mode={inner.mode!r})" if mode != inner.mode else "")
 
 
-def cluster(data, S=None, n_clusters=None, *, max_clusters=10, method="auto", random_state=None):
+def cluster(data, S=None, n_clusters=None, *, max_clusters=10, method="auto", random_state=None, progress="auto"):
     """Cluster ``data`` with side information ``S``, choosing method and noise handling.
 
     The recommended entry point for data and pairs of unknown quality; see
@@ -414,6 +463,8 @@ def cluster(data, S=None, n_clusters=None, *, max_clusters=10, method="auto", ra
     max_clusters : int, default=10
     method : {"auto", "hmrf"}, default="auto"
     random_state : None, int or numpy.random.Generator
+    progress : bool or "auto", default="auto"
+        One progress bar for the fit, shown once it has run two seconds (``"auto"``).
 
     Examples
     --------
@@ -424,4 +475,5 @@ def cluster(data, S=None, n_clusters=None, *, max_clusters=10, method="auto", ra
     >>> est.choice_["n_clusters"], est.choice_["n_clusters_from"]
     (3, 'held-out constraints')
     """
-    return AutoCluster(n_clusters, max_clusters=max_clusters, method=method, random_state=random_state).fit(data, S)
+    return AutoCluster(n_clusters, max_clusters=max_clusters, method=method, random_state=random_state,
+                       progress=progress).fit(data, S)

@@ -209,7 +209,7 @@ def _broken_by_clustering(problem, nodes, pairs, weights, n_clusters, exact_max,
     from .auto import cluster
     from .metrics import violated_mask
 
-    est = cluster(problem, n_clusters=n_clusters, random_state=random_state)
+    est = cluster(problem, n_clusters=n_clusters, random_state=random_state, progress=False)
     labels = np.empty(len(nodes), dtype=np.int64)
     where = {u: i for i, u in enumerate(est.nodes_)}
     labels[[where[u] for u in nodes]] = est.labels_

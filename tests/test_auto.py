@@ -108,7 +108,8 @@ def test_bad_input_says_what_to_give():
 
 def test_clone_and_params_round_trip():
     est = gc.AutoCluster(n_clusters=3, max_clusters=6, random_state=1)
-    assert est.get_params() == {"n_clusters": 3, "max_clusters": 6, "method": "auto", "random_state": 1}
+    assert est.get_params() == {"n_clusters": 3, "max_clusters": 6, "method": "auto", "random_state": 1,
+                                "progress": "auto"}
     assert est.clone().get_params() == est.get_params()
 
 

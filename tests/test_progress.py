@@ -35,6 +35,25 @@ def test_one_bar_per_fit_full_at_the_end(make, desc, capsys):
     assert done and done.group(1) == done.group(2) and "100%" in last, last
 
 
+def test_entry_point_shows_one_bar_for_all_its_fits(capsys):
+    """gc.cluster runs dozens of fits (the folds of the choice of k, HMRF, RDP-means,
+    TVClust's folds): one bar counts them all, none of the inner estimators adds its
+    own, and it ends full."""
+    from graphclust.auto import _K_FOLDS, _TVCLUST_FOLDS
+
+    err, finished = _fit_and_read_bars(gc.AutoCluster(max_clusters=4, random_state=0, progress=True), capsys)
+    assert len(finished) == 1, finished
+    last = finished[0].split("\r")[-1]
+    assert last.startswith("gc.cluster") and "100%" in last, last
+    done = re.search(r"(\d+)/(\d+)", last)
+    # k = 2, 3, 4 in three folds each, HMRF, RDP-means, TVClust's folds (its fit on
+    # all the constraints only if its folds win)
+    fits = 3 * _K_FOLDS + 2 + _TVCLUST_FOLDS
+    assert done and done.group(1) == done.group(2) and int(done.group(1)) in (fits, fits + 1), last
+    quiet = gc.cluster(*gc.datasets.load_iris(), n_clusters=3, method="hmrf", random_state=0, progress=False)
+    assert capsys.readouterr().err == "" and quiet.n_clusters_ == 3
+
+
 def test_restarts_share_one_bar(capsys):
     err, finished = _fit_and_read_bars(gc.RDPMeans(n_clusters=3, random_state=0, progress=True), capsys)
     assert len(finished) == 1, finished
@@ -44,7 +63,7 @@ def test_restarts_share_one_bar(capsys):
 
 def test_auto_progress_is_the_default_and_quiet_on_quick_fits(capsys):
     for est in (gc.HMRF(gc.potentials.Centroids(3)), gc.RDPMeans(), gc.DPMeans(), gc.COSC(), gc.TVClust(),
-                gc.DDMMDPM(), gc.MMDPM(), gc.DCP()):
+                gc.DDMMDPM(), gc.MMDPM(), gc.DCP(), gc.AutoCluster()):
         assert est.progress == "auto", type(est).__name__
     err, finished = _fit_and_read_bars(gc.HMRF(gc.potentials.Centroids(3), random_state=0), capsys)
     assert err == ""  # well under two seconds: nothing printed
