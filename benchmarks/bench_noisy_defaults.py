@@ -14,6 +14,7 @@ Methods (``--methods``):
 ================  =========================================================================
 kmeans            scikit-learn ``KMeans(k, n_init=10)``, no side information (the floor)
 cluster           ``gc.cluster(X, S, n_clusters=k)``, the recommended entry point
+cluster-no-k      ``gc.cluster(X, S)``: the entry point choosing the number of clusters itself
 hmrf              ``gc.HMRF(gc.potentials.Centroids(k))``
 hmrf-<e>          the same with ``inference="<e>"`` (``hmrf-expansion``, ``hmrf-icm``,
                   ...): an E-step engine against the default's pick
@@ -103,7 +104,7 @@ FAMILIES = ("hmrf", "rdpmeans", "tvclust", "cosc", "dcp", "ddmmdpm")
 #: the methods that are given k (the issue's "more than 2k clusters when a k hint is given")
 GIVEN_K = ("cluster", "hmrf", "rdpmeans", "cosc")
 PEERS = ("pckmeans", "mpckmeans", "copkmeans")
-ALL = ("kmeans", "cluster", *FAMILIES, "tvclust-features", *PEERS, "suspects", "suspects-repair")
+ALL = ("kmeans", "cluster", "cluster-no-k", *FAMILIES, "tvclust-features", *PEERS, "suspects", "suspects-repair")
 BASE_SEED = 20261127
 #: the issue's tolerance: no set more than this below k-means
 SLACK = 0.02
@@ -175,6 +176,9 @@ def make_fitters(methods, args):
     def entry(X, S, k, seed):
         return gc.cluster(X, S, n_clusters=k, random_state=seed).labels_
 
+    def entry_no_k(X, S, k, seed):  # the entry point left to choose the number of clusters
+        return gc.cluster(X, S, random_state=seed, progress=False).labels_
+
     def family(make):
         def fit(X, S, k, seed):
             return make(k, seed).fit(gc.Problem.from_array(X, S)).labels_
@@ -194,6 +198,7 @@ def make_fitters(methods, args):
     table = {
         "kmeans": kmeans,
         "cluster": entry,
+        "cluster-no-k": entry_no_k,
         "hmrf": family(lambda k, s: gc.HMRF(gc.potentials.Centroids(k), random_state=s)),
         "rdpmeans": family(lambda k, s: gc.RDPMeans(n_clusters=k, random_state=s)),
         "tvclust": family(lambda k, s: gc.TVClust(random_state=s)),
@@ -363,7 +368,7 @@ def report(records, args):
 
     if "kmeans" in methods:
         out.append("\nTargets:\n")
-        for m in [m for m in methods if m in FAMILIES or m == "cluster"]:
+        for m in [m for m in methods if m in FAMILIES or m.startswith("cluster")]:
             worst, mean_ok = [], True
             for p in args.noise:
                 all_m = [x for d in args.datasets for x in by[(m, p, d)]]

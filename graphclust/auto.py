@@ -396,7 +396,10 @@ class AutoCluster(ClusteringEstimator):
         soft = np.isfinite(w)
         if min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) >= CV_MIN_PER_KIND:
             def fit_labels(k, train, seed):
-                est = (HMRF(Centroids(k), constraint_weight=1 / 3, init="kmeans", random_state=seed, progress=False)
+                # the constraints as given: the closure of clean ones can run to 10⁵
+                # pairs per fit, and ranking k does not need it
+                est = (HMRF(Centroids(k), constraint_weight=1 / 3, init="kmeans", use_closure=False, random_state=seed,
+                            progress=False)
                        if features
                        else self._quick_graph_estimator(train, k, seed))
                 with warnings.catch_warnings():
