@@ -244,10 +244,15 @@ class AutoCluster(ClusteringEstimator):
         fits it made)."""
         n = 1  # the chosen estimator on all the constraints
         if self.n_clusters is None:
-            n += (int(min(self.max_clusters, problem.n_nodes)) - 1) * _K_FOLDS
+            n += len(self._k_candidates(problem)) * _K_FOLDS
         if features and self.method == "auto":
             n += 1 + _TVCLUST_FOLDS + 1  # RDP-means; TVClust's folds and its fit on all
         return n
+
+    def _k_candidates(self, problem):
+        """The numbers of clusters tried when none is given: 2 to ``max_clusters``
+        (at most one per node)."""
+        return list(range(2, int(min(self.max_clusters, problem.n_nodes)) + 1))
 
     # ------------------------------------------------------------------ rules
     @staticmethod
@@ -390,8 +395,7 @@ class AutoCluster(ClusteringEstimator):
     def _choose_k(self, problem, features, rng, tick):
         if self.n_clusters is not None:
             return int(self.n_clusters), "given", None
-        top = int(min(self.max_clusters, problem.n_nodes))
-        ks = list(range(2, top + 1))
+        ks = self._k_candidates(problem)
         w = problem.constraint_weights
         soft = np.isfinite(w)
         if min((soft & (w > 0)).sum(), (soft & (w < 0)).sum()) >= CV_MIN_PER_KIND:
