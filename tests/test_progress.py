@@ -8,8 +8,9 @@ import pytest
 import graphclust as gc
 
 
-def _fit_and_read_bars(est, capsys):
+def _fit_and_read_bars(est, capsys, n_classes=3):
     X, y = gc.datasets.load_iris()
+    X, y = X[y < n_classes], y[y < n_classes]
     S = gc.SideInfo.sample(y, 100, random_state=0)
     capsys.readouterr()
     with warnings.catch_warnings():
@@ -61,11 +62,20 @@ def test_restarts_share_one_bar(capsys):
     assert len(restarts) > 1  # several restarts ran, all on the one bar
 
 
-def test_auto_progress_is_the_default_and_quiet_on_quick_fits(capsys):
+def test_auto_progress_is_the_default():
     for est in (gc.HMRF(gc.potentials.Centroids(3)), gc.RDPMeans(), gc.DPMeans(), gc.COSC(), gc.TVClust(),
                 gc.DDMMDPM(), gc.MMDPM(), gc.DCP(), gc.AutoCluster()):
         assert est.progress == "auto", type(est).__name__
-    err, finished = _fit_and_read_bars(gc.HMRF(gc.potentials.Centroids(3), random_state=0), capsys)
+
+
+@pytest.mark.parametrize("make, n_classes", [
+    (lambda: gc.HMRF(gc.potentials.Centroids(3), random_state=0), 3),
+    # COSC's bars (splits for k > 2, gamma steps for k = 2) once turned "auto" into True
+    (lambda: gc.COSC(n_clusters=3, mode="hard", random_state=0), 3),
+    (lambda: gc.COSC(n_clusters=2, mode="hard", random_state=0), 2),
+])
+def test_auto_progress_is_quiet_on_quick_fits(make, n_classes, capsys):
+    err, finished = _fit_and_read_bars(make(), capsys, n_classes)
     assert err == ""  # well under two seconds: nothing printed
 
 
