@@ -23,7 +23,7 @@ tvclust           ``gc.TVClust()``
 tvclust-features  ``gc.TVClust(n_components=None)``: every feature, the default before
                   2026-11-28
 cosc              ``gc.COSC(n_clusters=k)``
-dcp               ``gc.DCP()``
+dcp               ``gc.DCP()``; ``dcp-split-merge-<n>``: ``gc.DCP(split_merge=<n>)`` (default 10)
 ddmmdpm           ``gc.DDMMDPM()``
 pckmeans          } active-semi-supervised-clustering (``bench`` extra), true k, the same
 mpckmeans         } pairs; they raise on inconsistent constraints (pre-checked exactly and
@@ -214,6 +214,8 @@ def make_fitters(methods, args):
     for m in methods:
         if m.startswith("hmrf-"):
             table[m] = family(lambda k, s, e=m[5:]: gc.HMRF(gc.potentials.Centroids(k), inference=e, random_state=s))
+        if m.startswith("dcp-split-merge-"):  # the DCP with that many split-merge proposals a sweep
+            table[m] = family(lambda k, s, n=int(m[16:]): gc.DCP(split_merge=n, random_state=s))
     return {m: table[m] for m in methods if not m.startswith("suspects")}
 
 
@@ -452,7 +454,8 @@ def parse(argv):
     args = ap.parse_args(argv)
     args.datasets = args.datasets.split(",")
     args.methods = args.methods.split(",")
-    unknown = ([m for m in args.methods if m not in ALL and not m.startswith("hmrf-")]
+    unknown = ([m for m in args.methods if m not in ALL and not m.startswith("hmrf-")
+                and not (m.startswith("dcp-split-merge-") and m[16:].isdigit())]
                + [d for d in args.datasets if d not in DATASETS and d not in UNSEEN])
     if unknown:
         ap.error(f"unknown method or data set: {', '.join(unknown)}; methods: {', '.join(ALL)}; "
