@@ -652,9 +652,10 @@ class DCP(BayesianClusteringEstimator):
             if dropped:  # τ chosen again on what is left
                 problem, self.dropped_constraints_ = kept, dropped
                 tau0, _, again = self._resolve_tau(problem, rng)
-                chosen = {**again, "tau_cv_before_drop": chosen["tau_cv"],
-                          **{k: v for k, v in chosen.items() if k == "tau_cv_without_broken"},
-                          "dropped_by": "tau_cv" if drop else "no_signal"}
+                again.update(tau_cv_before_drop=chosen["tau_cv"], dropped_by="tau_cv" if drop else "no_signal")
+                if "tau_cv_without_broken" in chosen:
+                    again["tau_cv_without_broken"] = chosen["tau_cv_without_broken"]
+                chosen = again
         # the temperature tempers the whole energy, constraints included (issue #26)
         cw = tau0 if isinstance(self.constraint_weight, str) else float(self.constraint_weight)
         if cw != 1.0 and problem.n_constraints:

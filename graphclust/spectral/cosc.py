@@ -456,7 +456,8 @@ class COSC(Transductive, ClusteringEstimator):
         pairs, cw = reduced.constraints, reduced.constraint_weights
         history = []
         # k > 2: one bar over the splits, none for each split's gamma path
-        splits = progress_bar(self.progress if self.n_clusters > 2 else False, self.n_clusters - 1, "COSC splits", unit="split")
+        splits = progress_bar(self.progress if self.n_clusters > 2 else False, self.n_clusters - 1, "COSC splits",
+                              unit="split")
 
         def step_done(labels):
             """An outer step ended with ``labels`` (super-nodes): record, report, ask to stop."""
@@ -653,7 +654,8 @@ class COSC(Transductive, ClusteringEstimator):
             return repaired_memo[1]
 
         # with k > 2 the splits have the bar (see _fit_mode)
-        bar = progress_bar(self.progress if self.n_clusters == 2 else False, self.max_gamma_steps, "COSC gamma", unit="step")
+        bar = progress_bar(self.progress if self.n_clusters == 2 else False, self.max_gamma_steps, "COSC gamma",
+                           unit="step")
         for _ in range(self.max_gamma_steps):
             runs = self._runs(P, gamma, [c[0] for c in chains], [c[1] for c in chains],
                               continuation=gamma > 0.0)
